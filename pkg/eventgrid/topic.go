@@ -1,0 +1,26 @@
+package eventgrid
+
+import "context"
+
+// Topic is a named channel that accepts events in one schema.
+type Topic struct {
+	// Name keeps the casing it was created with; lookups ignore case.
+	Name        string
+	InputSchema InputSchema
+}
+
+// TopicService manages topics. Implementations are safe for concurrent use.
+type TopicService interface {
+	// PutTopic creates the topic or updates it in place and returns the stored
+	// topic and whether it was created. It returns EInvalidSchema when the
+	// input schema changes while the topic has subscriptions and
+	// ELimitExceeded when the module holds its maximum number of topics.
+	PutTopic(ctx context.Context, t Topic) (stored Topic, created bool, err error)
+	// Topic returns ETopicNotFound if the topic does not exist.
+	Topic(ctx context.Context, name string) (Topic, error)
+	// Topics returns every topic, ordered by name.
+	Topics(ctx context.Context) ([]Topic, error)
+	// DeleteTopic deletes the topic and all of its subscriptions. It returns
+	// ETopicNotFound if the topic does not exist.
+	DeleteTopic(ctx context.Context, name string) error
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/api"
+	"github.com/edgegrid/edgegrid/pkg/config"
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/filter"
+	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/webhook"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// listening is told each listener's address once it is bound; tests use it
+// to find ports chosen by the system.
+type listening func(scheme string, addr net.Addr)
+
+// run wires the broker from cfg and serves until ctx is done, then shuts
+// down: listeners stop accepting, requests in flight finish, deliveries in
+// flight get the stop timeout, and queued events are discarded.
+func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen listening) error {
+	log.Info().Str("version", version).Interface("config", cfg.Fields()).Msg("edgegrid starting with this configuration")
+	if cfg.DefaultIsPersisted || cfg.BackoffIsPersisted {
+		log.Warn().Msg("broker__defaultIsPersisted and broker__backoffIsPersisted are ignored: events are kept in memory by design")
+	}
+	if cfg.TLSPolicy != config.TLSDisabled {
+		return errors.New("inbound__serverAuth__tlsPolicy=" + string(cfg.TLSPolicy) + " is not supported yet: HTTPS listeners are not implemented; set inbound__serverAuth__tlsPolicy=disabled to serve plain HTTP on api__httpPort")
+	}
+
+	sender := webhook.New(webhook.Options{
+		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
+		UserAgent:       "edgegrid/" + version,
+	})
+	engine := delivery.New(deliveryOptions(cfg), sender, nil, log)
+	reg := registry.New(registryOptions(cfg), engine)
+	srv := api.New(apiOptions(cfg), reg, engine, log)
+
+	addr, err := srv.Open(net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.HTTPPort)), nil)
+	if err != nil {
+		engine.Close(0)
+		return err
+	}
+	log.Info().Str("scheme", "http").Str("addr", addr.String()).Msg("listening")
+	if onListen != nil {
+		onListen("http", addr)
+	}
+
+	<-ctx.Done()
+	stopTimeout := time.Duration(cfg.StopTimeoutSeconds) * time.Second
+	log.Info().Dur("stopTimeout", stopTimeout).Msg("stopping: no longer accepting requests")
+	deadline := time.Now().Add(stopTimeout)
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if err := srv.Close(sctx); err != nil {
+		log.Warn().Err(err).Msg("requests still in flight at the stop timeout were cut off")
+	}
+	engine.Close(time.Until(deadline))
+	log.Info().Msg("edgegrid stopped")
+	return nil
+}
+
+func deliveryOptions(cfg config.Config) delivery.Options {
+	return delivery.Options{
+		DefaultMaxDeliveryAttempts: cfg.DefaultMaxDeliveryAttempts,
+		DefaultTTL:                 time.Duration(cfg.DefaultEventTTLSeconds) * time.Second,
+		DefaultMaxEventsPerBatch:   cfg.DefaultMaxEventsPerBatch,
+		DefaultMaxBatchBytes:       cfg.DefaultMaxBatchSizeInBytes,
+		Backoff:                    [2]time.Duration{cfg.BackoffIntervals[0], cfg.BackoffIntervals[1]},
+		DeliverTimeout:             time.Duration(cfg.DeliverTimeoutSeconds) * time.Second,
+		MaxConcurrent:              cfg.MaxConcurrentDeliveries,
+		MaxPerSubscription:         cfg.MaxDeliveriesPerSubscription,
+		MaxQueuedEvents:            cfg.MaxQueuedEvents,
+		MaxQueuedBytes:             cfg.MaxQueuedBytes,
+		LogDeliverySuccess:         cfg.LogDeliverySuccess,
+		LogDeliveryFailure:         cfg.LogDeliveryFailure,
+		LogEventExpiry:             cfg.LogEventExpiry,
+	}
+}
+
+func registryOptions(cfg config.Config) registry.Options {
+	return registry.Options{
+		MaxTopics:                      cfg.MaxTopics,
+		MaxSubscriptionsPerTopic:       cfg.MaxSubscriptionsPerTopic,
+		MaxNameLength:                  cfg.MaxTopicNameLength,
+		Filter:                         filter.Limits{MaxAdvancedFilters: cfg.MaxAdvancedFilters, MaxValuesPerFilter: cfg.MaxFilterValues, MaxStringLength: cfg.MaxFilterStringLength},
+		MinExpiryMinutes:               cfg.RetryMinExpirationMinutes,
+		MaxExpiryMinutes:               cfg.RetryMaxExpirationMinutes,
+		MaxDeliveryAttempts:            cfg.RetryMaxDeliveryAttempts,
+		MaxEventsPerBatch:              cfg.MaxEventsPerBatchLimit,
+		MaxPreferredBatchSizeKB:        cfg.MaxPreferredBatchSizeKBLimit,
+		WebhookHTTPSOnly:               cfg.WebhookHTTPSOnly,
+		EventGridHTTPSOnly:             cfg.EventGridHTTPSOnly,
+		EventGridAllowInvalidHostnames: cfg.EventGridAllowInvalidHostnames,
+		SkipEventGridURLValidation:     cfg.WebhookSkipEventGridURLValidation,
+	}
+}
+
+func apiOptions(cfg config.Config) api.Options {
+	return api.Options{
+		MaxContentLength:  int64(cfg.MaxContentLength),
+		IDPrefix:          idPrefix(cfg),
+		HealthProbe:       cfg.HealthProbeEnabled,
+		RequestTimeout:    time.Duration(cfg.RequestTimeoutSeconds) * time.Second,
+		ReadHeaderTimeout: time.Duration(cfg.ReadHeaderTimeoutSeconds) * time.Second,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		RetryAfter:        min(max(cfg.BackoffIntervals[0], time.Second), time.Minute),
+	}
+}
+
+// idPrefix builds "/iotHubs/<hub>/devices/<device>/modules/<module>" from
+// the IoT Edge runtime's variables, with placeholders outside IoT Edge.
+func idPrefix(cfg config.Config) string {
+	hub, _, _ := strings.Cut(cfg.IoTEdgeHubHostName, ".")
+	return "/iotHubs/" + or(hub, "localhub") + "/devices/" + or(cfg.IoTEdgeDeviceID, "localdevice") +
+		"/modules/" + or(cfg.IoTEdgeModuleID, "eventgridmodule")
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

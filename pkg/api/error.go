@@ -1,0 +1,133 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// statusByCode maps every detailed error code to its HTTP status. It is the
+// only place that decides a failure's status.
+var statusByCode = map[string]int{
+	eventgrid.EInvalidAPIVersion:   http.StatusBadRequest,
+	eventgrid.EUnsupportedMedia:    http.StatusUnsupportedMediaType,
+	eventgrid.EBadRequest:          http.StatusBadRequest,
+	eventgrid.EInvalidJSON:         http.StatusBadRequest,
+	eventgrid.EInvalidName:         http.StatusBadRequest,
+	eventgrid.ETopicNameMismatch:   http.StatusBadRequest,
+	eventgrid.EInvalidSchema:       http.StatusBadRequest,
+	eventgrid.EInvalidDestination:  http.StatusBadRequest,
+	eventgrid.EInvalidRetryPolicy:  http.StatusBadRequest,
+	eventgrid.EInvalidDelivery:     http.StatusBadRequest,
+	eventgrid.EInvalidPersistence:  http.StatusBadRequest,
+	eventgrid.EInvalidFilter:       http.StatusBadRequest,
+	eventgrid.EInvalidEvent:        http.StatusBadRequest,
+	eventgrid.ELimitExceeded:       http.StatusBadRequest,
+	eventgrid.EPayloadTooLarge:     http.StatusRequestEntityTooLarge,
+	eventgrid.ETopicNotFound:       http.StatusNotFound,
+	eventgrid.ESubscriptionMissing: http.StatusNotFound,
+	eventgrid.ENotFound:            http.StatusNotFound,
+	eventgrid.EMethodNotAllowed:    http.StatusMethodNotAllowed,
+	eventgrid.EUnauthorized:        http.StatusUnauthorized,
+	eventgrid.EQueueFull:           http.StatusServiceUnavailable,
+	eventgrid.EUnavailable:         http.StatusServiceUnavailable,
+	eventgrid.EInternal:            http.StatusInternalServerError,
+}
+
+// statusNames are the envelope's error.code values: HTTP status names as
+// .NET spells them, which is what the original module returned.
+var statusNames = map[int]string{
+	http.StatusBadRequest:            "BadRequest",
+	http.StatusUnauthorized:          "Unauthorized",
+	http.StatusNotFound:              "NotFound",
+	http.StatusMethodNotAllowed:      "MethodNotAllowed",
+	http.StatusRequestEntityTooLarge: "RequestEntityTooLarge",
+	http.StatusUnsupportedMediaType:  "UnsupportedMediaType",
+	http.StatusInternalServerError:   "InternalServerError",
+	http.StatusServiceUnavailable:    "ServiceUnavailable",
+	http.StatusRequestTimeout:        "RequestTimeout",
+}
+
+// envelope is the error body of every API: spec §1.5.
+type envelope struct {
+	Error envelopeError `json:"error"`
+}
+
+type envelopeError struct {
+	Code    string          `json:"code"`
+	Details envelopeDetails `json:"details"`
+}
+
+type envelopeDetails struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// retryAfterError is returned by the publish path when the broker's queues
+// are full; the error handler adds the Retry-After header.
+type retryAfterError struct {
+	err     error
+	seconds int
+}
+
+func (e *retryAfterError) Error() string { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error { return e.err }
+
+// fromEcho converts echo's own errors (unknown route, wrong method, body too
+// large) into domain errors.
+func fromEcho(he *echo.HTTPError) error {
+	switch he.Code {
+	case http.StatusNotFound:
+		return eventgrid.Errorf(eventgrid.ENotFound, "No API matches this path.")
+	case http.StatusMethodNotAllowed:
+		return eventgrid.Errorf(eventgrid.EMethodNotAllowed, "The method is not allowed on this path.")
+	case http.StatusRequestEntityTooLarge:
+		return eventgrid.Errorf(eventgrid.EPayloadTooLarge, "The request body is too large.")
+	case http.StatusUnauthorized:
+		return eventgrid.Errorf(eventgrid.EUnauthorized, "The request is not authorized.")
+	}
+	return he
+}
+
+// handleError is echo's HTTPErrorHandler: it writes every failure as the
+// error envelope. Internal errors are logged and reported without detail.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		err = fromEcho(he)
+	}
+	code := eventgrid.ErrorCode(err)
+	status, ok := statusByCode[code]
+	if !ok {
+		status = http.StatusBadRequest
+	}
+	if code == eventgrid.EInternal {
+		s.log.Error().Err(err).Str("method", c.Request().Method).Str("path", c.Request().URL.Path).Msg("request failed")
+	} else if s.log.GetLevel() <= zerolog.DebugLevel {
+		s.log.Debug().Str("code", code).Str("method", c.Request().Method).Str("path", c.Request().URL.Path).Msg(eventgrid.ErrorMessage(err))
+	}
+	var ra *retryAfterError
+	if errors.As(err, &ra) {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(ra.seconds))
+	}
+	body := envelope{Error: envelopeError{
+		Code:    statusNames[status],
+		Details: envelopeDetails{Code: code, Message: eventgrid.ErrorMessage(err)},
+	}}
+	if c.Request().Method == http.MethodHead {
+		err = c.NoContent(status)
+	} else {
+		err = c.JSON(status, body)
+	}
+	if err != nil {
+		s.log.Debug().Err(err).Msg("writing error response")
+	}
+}

@@ -1,0 +1,166 @@
+package api
+
+import (
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
+	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/schema"
+)
+
+// decodeMode says how a publish body is read.
+type decodeMode int
+
+const (
+	decodeBatch  decodeMode = iota // a JSON array of events
+	decodeOne                      // one JSON object
+	decodeAny                      // an array or one object (CloudEvents under application/json)
+	decodeBinary                   // a CloudEvent in HTTP binary mode
+)
+
+const (
+	mediaJSON        = "application/json"
+	mediaCloudEvent  = "application/cloudevents+json"
+	mediaCloudEvents = "application/cloudevents-batch+json"
+)
+
+// publishMode decides how to read a publish request from the topic's schema,
+// its media type, whether it carries ce-* attributes and whether it came to
+// the single-event route (spec §1.3, §2.4, §2.5).
+func publishMode(s eventgrid.InputSchema, mt string, binary, single bool) (decodeMode, error) {
+	if s != eventgrid.CloudEventSchemaV1_0 {
+		if mt != mediaJSON {
+			return 0, eventgrid.Errorf(eventgrid.EUnsupportedMedia, "Content-Type %q is not supported for a %s topic; send %s.", mt, s, mediaJSON)
+		}
+		if single {
+			return decodeOne, nil
+		}
+		return decodeBatch, nil
+	}
+	switch {
+	case mt == mediaCloudEvent:
+		return decodeOne, nil
+	case mt == mediaCloudEvents && single:
+		return 0, eventgrid.Errorf(eventgrid.EUnsupportedMedia, "This route takes one event; send it as %s, or post the batch to /topics/{topic}/events.", mediaCloudEvent)
+	case mt == mediaCloudEvents:
+		return decodeBatch, nil
+	case binary:
+		return decodeBinary, nil
+	case mt == mediaJSON && single:
+		return decodeOne, nil
+	case mt == mediaJSON:
+		return decodeAny, nil
+	}
+	return 0, eventgrid.Errorf(eventgrid.EUnsupportedMedia, "Content-Type %q is not supported for a %s topic; send %s, %s, %s, or a binary-mode CloudEvent with ce-* headers.", mt, s, mediaCloudEvent, mediaCloudEvents, mediaJSON)
+}
+
+func (s *Server) publishBatch(c echo.Context) error { return s.publish(c, false) }
+func (s *Server) publishOne(c echo.Context) error   { return s.publish(c, true) }
+
+func (s *Server) publish(c echo.Context, single bool) error {
+	topic, routes, err := s.registry.Routes(param(c, "topic"))
+	if err != nil {
+		return err
+	}
+	mt, err := mediaType(c)
+	if err != nil {
+		return err
+	}
+	h := c.Request().Header
+	mode, err := publishMode(topic.InputSchema, mt, schema.IsBinary(h), single)
+	if err != nil {
+		return err
+	}
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	events, err := decode(mode, topic, body, h, param(c, "id"), time.Now())
+	if err != nil {
+		return err
+	}
+	deliveries := match(events, routes)
+	if len(deliveries) > 0 {
+		if err := s.publisher.Publish(c.Request().Context(), topic, deliveries); err != nil {
+			if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
+				return &retryAfterError{err: err, seconds: int(math.Ceil(s.opts.RetryAfter.Seconds()))}
+			}
+			return err
+		}
+	}
+	return c.NoContent(http.StatusOK)
+}
+
+func decode(mode decodeMode, topic eventgrid.Topic, body []byte, h http.Header, id string, now time.Time) ([]*eventgrid.Event, error) {
+	if mode == decodeAny {
+		mode = decodeOne
+		if rawjson.KindOf(body) == rawjson.Array {
+			mode = decodeBatch
+		}
+	}
+	var (
+		ev  *eventgrid.Event
+		err error
+	)
+	switch mode {
+	case decodeBatch:
+		return schema.DecodeBatch(topic.InputSchema, topic.Name, body, now)
+	case decodeBinary:
+		ev, err = schema.DecodeBinary(h, body, id, now)
+	default:
+		ev, err = schema.DecodeOne(topic.InputSchema, topic.Name, body, id, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []*eventgrid.Event{ev}, nil
+}
+
+// match pairs each event with the subscriptions whose filters it passes.
+// Events that match nothing are left out. Events that match every route
+// share one slice, the common case, which saves an allocation per event.
+func match(events []*eventgrid.Event, routes []registry.Route) []eventgrid.Delivery {
+	if len(routes) == 0 {
+		return nil
+	}
+	var all []*eventgrid.EventSubscription
+	deliveries := make([]eventgrid.Delivery, 0, len(events))
+	for _, ev := range events {
+		var subs []*eventgrid.EventSubscription // stays nil while every route matches
+		matched := 0
+		for i, r := range routes {
+			if r.Matcher.Match(ev) {
+				matched++
+				if subs != nil {
+					subs = append(subs, r.Subscription)
+				}
+				continue
+			}
+			if subs == nil { // first miss: every earlier route matched
+				subs = make([]*eventgrid.EventSubscription, 0, len(routes)-1)
+				for _, prev := range routes[:i] {
+					subs = append(subs, prev.Subscription)
+				}
+			}
+		}
+		if matched == 0 {
+			continue
+		}
+		if subs == nil {
+			if all == nil {
+				all = make([]*eventgrid.EventSubscription, len(routes))
+				for i, r := range routes {
+					all[i] = r.Subscription
+				}
+			}
+			subs = all
+		}
+		deliveries = append(deliveries, eventgrid.Delivery{Event: ev, Subscriptions: subs})
+	}
+	return deliveries
+}

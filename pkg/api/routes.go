@@ -1,0 +1,123 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// The api-version values each family of routes accepts (binding decision 2).
+var (
+	edgeAPIVersions  = []string{"2019-01-01-preview", "2019-01-01"}
+	cloudAPIVersions = []string{"2018-01-01"}
+)
+
+// routes maps the whole API surface (spec §2.1).
+func (s *Server) routes() {
+	e := s.echo
+	if s.opts.HealthProbe {
+		e.GET("/healthz", s.health)
+	}
+
+	edge := e.Group("", requireAPIVersion(edgeAPIVersions))
+	edge.GET("/topics", s.listTopics)
+	edge.PUT("/topics/:topic", s.putTopic)
+	edge.GET("/topics/:topic", s.getTopic)
+	edge.DELETE("/topics/:topic", s.deleteTopic)
+
+	edge.GET("/topics/:topic/eventSubscriptions", s.listSubscriptions)
+	edge.PUT("/topics/:topic/eventSubscriptions/:sub", s.putSubscription)
+	edge.GET("/topics/:topic/eventSubscriptions/:sub", s.getSubscription)
+	edge.DELETE("/topics/:topic/eventSubscriptions/:sub", s.deleteSubscription)
+
+	edge.POST("/topics/:topic/events", s.publishBatch)
+	edge.POST("/topics/:topic/events/:id", s.publishOne)
+
+	cloud := e.Group("", requireAPIVersion(cloudAPIVersions))
+	cloud.POST("/topics/:topic/api/events", s.publishBatch)
+}
+
+func (s *Server) health(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "Healthy"})
+}
+
+// requireAPIVersion refuses requests whose api-version query parameter is
+// missing or not one of accepted.
+func requireAPIVersion(accepted []string) echo.MiddlewareFunc {
+	list := strings.Join(accepted, ", ")
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			v := c.QueryParam("api-version")
+			for _, a := range accepted {
+				if v == a {
+					return next(c)
+				}
+			}
+			if v == "" {
+				return eventgrid.Errorf(eventgrid.EInvalidAPIVersion, "The api-version query parameter is required; accepted values are %s.", list)
+			}
+			return eventgrid.Errorf(eventgrid.EInvalidAPIVersion, "api-version %q is not supported on this route; accepted values are %s.", v, list)
+		}
+	}
+}
+
+// fixedSegments are the literal path segments, by position, that clients may
+// write in any case; the SDK and the docs disagree on casing.
+var fixedSegments = map[int][]string{
+	1: {"topics", "healthz", "metrics"},
+	3: {"eventSubscriptions", "events", "api"},
+	4: {"events"},
+}
+
+// canonicalPath rewrites the literal segments of the path to the casing the
+// router expects and drops a trailing slash (the SDK lists subscriptions
+// with one), so routing ignores both.
+func canonicalPath(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := c.Request().URL
+		u.Path = canonicalise(u.Path)
+		if u.RawPath != "" {
+			u.RawPath = canonicalise(u.RawPath)
+		}
+		return next(c)
+	}
+}
+
+func canonicalise(p string) string {
+	if len(p) > 1 {
+		p = strings.TrimRight(p, "/")
+		if p == "" {
+			p = "/"
+		}
+	}
+	parts := strings.Split(p, "/")
+	changed := false
+	for i, seg := range parts {
+		for _, want := range fixedSegments[i] {
+			if seg != want && strings.EqualFold(seg, want) {
+				if i == 4 && !strings.EqualFold(parts[3], "api") {
+					continue
+				}
+				parts[i] = want
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return p
+	}
+	return strings.Join(parts, "/")
+}
+
+// param returns a path parameter, URL-decoded.
+func param(c echo.Context, name string) string {
+	v := c.Param(name)
+	if d, err := url.PathUnescape(v); err == nil {
+		return d
+	}
+	return v
+}

@@ -1,0 +1,66 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/edgegrid/edgegrid/pkg/resource"
+)
+
+func (s *Server) putTopic(c echo.Context) error {
+	name := param(c, "topic")
+	body, err := s.readManagementBody(c)
+	if err != nil {
+		return err
+	}
+	t, err := resource.DecodeTopic(body, name)
+	if err != nil {
+		return err
+	}
+	stored, created, err := s.registry.PutTopic(c.Request().Context(), t)
+	if err != nil {
+		return err
+	}
+	s.log.Info().Str("topic", stored.Name).Str("inputSchema", string(stored.InputSchema)).Bool("created", created).Msg("topic saved")
+	return c.JSON(http.StatusOK, resource.NewTopic(stored, s.opts.IDPrefix, baseURL(c)))
+}
+
+func (s *Server) getTopic(c echo.Context) error {
+	t, err := s.registry.Topic(c.Request().Context(), param(c, "topic"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resource.NewTopic(t, s.opts.IDPrefix, baseURL(c)))
+}
+
+func (s *Server) listTopics(c echo.Context) error {
+	ts, err := s.registry.Topics(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	out := make([]resource.Topic, 0, len(ts))
+	base := baseURL(c)
+	for _, t := range ts {
+		out = append(out, resource.NewTopic(t, s.opts.IDPrefix, base))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) deleteTopic(c echo.Context) error {
+	name := param(c, "topic")
+	if err := s.registry.DeleteTopic(c.Request().Context(), name); err != nil {
+		return err
+	}
+	s.log.Info().Str("topic", name).Msg("topic deleted")
+	return c.NoContent(http.StatusOK)
+}
+
+// baseURL is the scheme://host[:port] the client addressed.
+func baseURL(c echo.Context) string {
+	scheme := "http"
+	if c.Request().TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request().Host
+}

@@ -1,0 +1,257 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Config holds every setting the broker reads from its environment. The
+// envconfig tags name each key's canonical upper-case environment variable
+// and its default; the comments give the documented spelling. A Config is a
+// plain value: copy it freely; its methods are safe for concurrent use.
+type Config struct {
+	// TLSPolicy is inbound__serverAuth__tlsPolicy: which listeners open.
+	TLSPolicy TLSPolicy `envconfig:"INBOUND__SERVERAUTH__TLSPOLICY" default:"strict"`
+	// ServerCertSource is inbound__serverAuth__serverCert__source.
+	ServerCertSource CertSource `envconfig:"INBOUND__SERVERAUTH__SERVERCERT__SOURCE" default:"IoTEdge"`
+	// ServerCertFile is inbound__serverAuth__serverCert__certFile, a PEM
+	// certificate read when ServerCertSource is File.
+	ServerCertFile string `envconfig:"INBOUND__SERVERAUTH__SERVERCERT__CERTFILE"`
+	// ServerKeyFile is inbound__serverAuth__serverCert__keyFile, its PEM key.
+	ServerKeyFile string `envconfig:"INBOUND__SERVERAUTH__SERVERCERT__KEYFILE"`
+	// ServerCAFile is inbound__serverAuth__serverCert__caFile, an optional
+	// PEM chain served after the certificate.
+	ServerCAFile string `envconfig:"INBOUND__SERVERAUTH__SERVERCERT__CAFILE"`
+
+	// ClientCertEnabled is inbound__clientAuth__clientCert__enabled.
+	ClientCertEnabled bool `envconfig:"INBOUND__CLIENTAUTH__CLIENTCERT__ENABLED" default:"true"`
+	// ClientCertSource is inbound__clientAuth__clientCert__source, the trust
+	// source for client certificates.
+	ClientCertSource CertSource `envconfig:"INBOUND__CLIENTAUTH__CLIENTCERT__SOURCE" default:"IoTEdge"`
+	// ClientCertCAFile is inbound__clientAuth__clientCert__caFile, the PEM
+	// trust bundle used when ClientCertSource is File.
+	ClientCertCAFile string `envconfig:"INBOUND__CLIENTAUTH__CLIENTCERT__CAFILE"`
+	// ClientCertAllowUnknownCA is inbound__clientAuth__clientCert__allowUnknownCA.
+	ClientCertAllowUnknownCA bool `envconfig:"INBOUND__CLIENTAUTH__CLIENTCERT__ALLOWUNKNOWNCA" default:"true"`
+	// SASKeysEnabled is inbound__clientAuth__sasKeys__enabled.
+	SASKeysEnabled bool `envconfig:"INBOUND__CLIENTAUTH__SASKEYS__ENABLED" default:"false"`
+	// SASKey1 is inbound__clientAuth__sasKeys__key1, a secret.
+	SASKey1 string `envconfig:"INBOUND__CLIENTAUTH__SASKEYS__KEY1"`
+	// SASKey2 is inbound__clientAuth__sasKeys__key2, a secret.
+	SASKey2 string `envconfig:"INBOUND__CLIENTAUTH__SASKEYS__KEY2"`
+
+	// OutboundClientCertEnabled is outbound__clientAuth__clientCert__enabled.
+	OutboundClientCertEnabled bool `envconfig:"OUTBOUND__CLIENTAUTH__CLIENTCERT__ENABLED" default:"true"`
+	// OutboundClientCertSource is outbound__clientAuth__clientCert__source.
+	OutboundClientCertSource CertSource `envconfig:"OUTBOUND__CLIENTAUTH__CLIENTCERT__SOURCE" default:"IoTEdge"`
+	// OutboundClientCertFile is outbound__clientAuth__clientCert__certFile.
+	OutboundClientCertFile string `envconfig:"OUTBOUND__CLIENTAUTH__CLIENTCERT__CERTFILE"`
+	// OutboundClientKeyFile is outbound__clientAuth__clientCert__keyFile.
+	OutboundClientKeyFile string `envconfig:"OUTBOUND__CLIENTAUTH__CLIENTCERT__KEYFILE"`
+
+	// WebhookHTTPSOnly is outbound__webhook__httpsOnly.
+	WebhookHTTPSOnly bool `envconfig:"OUTBOUND__WEBHOOK__HTTPSONLY" default:"true"`
+	// WebhookSkipServerCertValidation is outbound__webhook__skipServerCertValidation.
+	WebhookSkipServerCertValidation bool `envconfig:"OUTBOUND__WEBHOOK__SKIPSERVERCERTVALIDATION" default:"false"`
+	// WebhookAllowUnknownCA is outbound__webhook__allowUnknownCA.
+	WebhookAllowUnknownCA bool `envconfig:"OUTBOUND__WEBHOOK__ALLOWUNKNOWNCA" default:"true"`
+	// WebhookSkipEventGridURLValidation is outbound__webhook__skipEventGridUrlValidation.
+	WebhookSkipEventGridURLValidation bool `envconfig:"OUTBOUND__WEBHOOK__SKIPEVENTGRIDURLVALIDATION" default:"false"`
+	// EventGridHTTPSOnly is outbound__eventgrid__httpsOnly.
+	EventGridHTTPSOnly bool `envconfig:"OUTBOUND__EVENTGRID__HTTPSONLY" default:"true"`
+	// EventGridAllowInvalidHostnames is outbound__eventgrid__allowInvalidHostnames.
+	EventGridAllowInvalidHostnames bool `envconfig:"OUTBOUND__EVENTGRID__ALLOWINVALIDHOSTNAMES" default:"false"`
+
+	// DefaultMaxDeliveryAttempts is broker__defaultMaxDeliveryAttempts (also
+	// read as brokers__defaultMaxDeliveryAttempts).
+	DefaultMaxDeliveryAttempts int `envconfig:"BROKER__DEFAULTMAXDELIVERYATTEMPTS" default:"30"`
+	// DefaultEventTTLSeconds is broker__defaultEventTimeToLiveInSeconds.
+	DefaultEventTTLSeconds int `envconfig:"BROKER__DEFAULTEVENTTIMETOLIVEINSECONDS" default:"7200"`
+	// DefaultMaxBatchSizeInBytes is broker__defaultMaxBatchSizeInBytes.
+	DefaultMaxBatchSizeInBytes int `envconfig:"BROKER__DEFAULTMAXBATCHSIZEINBYTES" default:"1058576"`
+	// DefaultMaxEventsPerBatch is broker__defaultMaxEventsPerBatch.
+	DefaultMaxEventsPerBatch int `envconfig:"BROKER__DEFAULTMAXEVENTSPERBATCH" default:"10"`
+	// LogDeliverySuccess is broker__logDeliverySuccess.
+	LogDeliverySuccess bool `envconfig:"BROKER__LOGDELIVERYSUCCESS" default:"false"`
+	// LogDeliveryFailure is broker__logDeliveryFailure.
+	LogDeliveryFailure bool `envconfig:"BROKER__LOGDELIVERYFAILURE" default:"true"`
+	// LogEventExpiry is broker__logEventExpiry.
+	LogEventExpiry bool `envconfig:"BROKER__LOGEVENTEXPIRY" default:"true"`
+	// DeliverTimeoutSeconds is broker__deliverTimeoutInSeconds.
+	DeliverTimeoutSeconds int `envconfig:"BROKER__DELIVERTIMEOUTINSECONDS" default:"60"`
+	// MaxConcurrentDeliveries is broker__maxConcurrentDeliveries.
+	MaxConcurrentDeliveries int `envconfig:"BROKER__MAXCONCURRENTDELIVERIES" default:"100"`
+	// MaxReadBatchSize is broker__maxReadBatchSize.
+	MaxReadBatchSize int `envconfig:"BROKER__MAXREADBATCHSIZE" default:"200"`
+	// BackoffIntervals is broker__backoffIntervals.
+	BackoffIntervals Intervals `envconfig:"BROKER__BACKOFFINTERVALS" default:"00:01:00,00:10:00"`
+	// MaxSubscriptionCacheStalenessSeconds is broker__maxSubscriptionCacheStalenessInSeconds.
+	MaxSubscriptionCacheStalenessSeconds int `envconfig:"BROKER__MAXSUBSCRIPTIONCACHESTALENESSINSECONDS" default:"3"`
+	// DefaultIsPersisted is broker__defaultIsPersisted. Events stay in
+	// memory whatever it says; the caller warns when it is true.
+	DefaultIsPersisted bool `envconfig:"BROKER__DEFAULTISPERSISTED" default:"false"`
+	// BackoffIsPersisted is broker__backoffIsPersisted, treated likewise.
+	BackoffIsPersisted bool `envconfig:"BROKER__BACKOFFISPERSISTED" default:"false"`
+	// StartTimeoutSeconds is broker__startTimeoutInSeconds.
+	StartTimeoutSeconds int `envconfig:"BROKER__STARTTIMEOUTINSECONDS" default:"120"`
+	// StopTimeoutSeconds is broker__stopTimeoutInSeconds.
+	StopTimeoutSeconds int `envconfig:"BROKER__STOPTIMEOUTINSECONDS" default:"120"`
+
+	// MaxEventsPerBatchLimit is api__deliveryPolicyLimits__maxEventsPerBatch.
+	MaxEventsPerBatchLimit int `envconfig:"API__DELIVERYPOLICYLIMITS__MAXEVENTSPERBATCH" default:"50"`
+	// MaxPreferredBatchSizeKBLimit is
+	// api__deliveryPolicyLimits__maxPreferredBatchSizeInKilobytes. When only
+	// the legacy api__deliveryPolicyLimits__maxBatchSizeInBytes is set, Load
+	// sets it to that many bytes divided by 1024, rounded down, at least 1.
+	MaxPreferredBatchSizeKBLimit int `envconfig:"API__DELIVERYPOLICYLIMITS__MAXPREFERREDBATCHSIZEINKILOBYTES" default:"1033"`
+	// RetryMinExpirationMinutes is api__retryPolicyLimits__minExpirationTimeInMinutes.
+	RetryMinExpirationMinutes int `envconfig:"API__RETRYPOLICYLIMITS__MINEXPIRATIONTIMEINMINUTES" default:"1"`
+	// RetryMaxExpirationMinutes is api__retryPolicyLimits__maxExpirationTimeInMinutes.
+	RetryMaxExpirationMinutes int `envconfig:"API__RETRYPOLICYLIMITS__MAXEXPIRATIONTIMEINMINUTES" default:"1440"`
+	// RetryMaxDeliveryAttempts is api__retryPolicyLimits__maxDeliveryAttempts.
+	RetryMaxDeliveryAttempts int `envconfig:"API__RETRYPOLICYLIMITS__MAXDELIVERYATTEMPTS" default:"30"`
+	// MaxTopicNameLength is api__maxTopicNameLength.
+	MaxTopicNameLength int `envconfig:"API__MAXTOPICNAMELENGTH" default:"128"`
+	// MaxContentLength is api__maxContentLengthInBytes.
+	MaxContentLength int `envconfig:"API__MAXCONTENTLENGTHINBYTES" default:"1058576"`
+	// RequestTimeoutSeconds is api__requestTimeoutInSeconds.
+	RequestTimeoutSeconds int `envconfig:"API__REQUESTTIMEOUTINSECONDS" default:"30"`
+	// HTTPPort is api__httpPort; 0 picks any free port.
+	HTTPPort int `envconfig:"API__HTTPPORT" default:"5888"`
+	// HTTPSPort is api__httpsPort; 0 picks any free port.
+	HTTPSPort int `envconfig:"API__HTTPSPORT" default:"4438"`
+	// HealthProbeEnabled is api__health__httpProbe__enabled.
+	HealthProbeEnabled bool `envconfig:"API__HEALTH__HTTPPROBE__ENABLED" default:"true"`
+
+	// MetricsReporterType is metrics__reporterType.
+	MetricsReporterType ReporterType `envconfig:"METRICS__REPORTERTYPE" default:"none"`
+	// MetricsReportingIntervalSeconds is metrics__reportingIntervalInSeconds.
+	MetricsReportingIntervalSeconds int `envconfig:"METRICS__REPORTINGINTERVALINSECONDS" default:"60"`
+
+	// DesiredConfig is desired_config: topics and subscriptions as inline
+	// JSON. It may hold secrets; never log its content.
+	DesiredConfig string `envconfig:"DESIRED_CONFIG"`
+	// DesiredConfigFile is desired_config_file: a path to the same JSON.
+	DesiredConfigFile string `envconfig:"DESIRED_CONFIG_FILE"`
+
+	// IoTEdgeModuleID is IOTEDGE_MODULEID, set by the IoT Edge runtime.
+	IoTEdgeModuleID string `envconfig:"IOTEDGE_MODULEID"`
+	// IoTEdgeDeviceID is IOTEDGE_DEVICEID.
+	IoTEdgeDeviceID string `envconfig:"IOTEDGE_DEVICEID"`
+	// IoTEdgeHubHostName is IOTEDGE_IOTHUBHOSTNAME.
+	IoTEdgeHubHostName string `envconfig:"IOTEDGE_IOTHUBHOSTNAME"`
+	// IoTEdgeGenerationID is IOTEDGE_MODULEGENERATIONID.
+	IoTEdgeGenerationID string `envconfig:"IOTEDGE_MODULEGENERATIONID"`
+	// IoTEdgeGatewayHostName is IOTEDGE_GATEWAYHOSTNAME.
+	IoTEdgeGatewayHostName string `envconfig:"IOTEDGE_GATEWAYHOSTNAME"`
+	// IoTEdgeAPIVersion is IOTEDGE_APIVERSION, the workload API version.
+	IoTEdgeAPIVersion string `envconfig:"IOTEDGE_APIVERSION"`
+	// IoTEdgeWorkloadURI is IOTEDGE_WORKLOADURI; empty outside IoT Edge.
+	IoTEdgeWorkloadURI string `envconfig:"IOTEDGE_WORKLOADURI"`
+
+	// BindAddress is api__bindAddress (edgegrid extension): the listeners'
+	// host; empty means all interfaces.
+	BindAddress string `envconfig:"API__BINDADDRESS"`
+	// MaxHeaderBytes is api__maxHeaderBytes (edgegrid extension).
+	MaxHeaderBytes int `envconfig:"API__MAXHEADERBYTES" default:"16384"`
+	// ReadHeaderTimeoutSeconds is api__readHeaderTimeoutInSeconds (edgegrid extension).
+	ReadHeaderTimeoutSeconds int `envconfig:"API__READHEADERTIMEOUTINSECONDS" default:"10"`
+	// MaxTopics is broker__maxTopics (edgegrid extension).
+	MaxTopics int `envconfig:"BROKER__MAXTOPICS" default:"100"`
+	// MaxSubscriptionsPerTopic is broker__maxSubscriptionsPerTopic (edgegrid extension).
+	MaxSubscriptionsPerTopic int `envconfig:"BROKER__MAXSUBSCRIPTIONSPERTOPIC" default:"500"`
+	// MaxQueuedEvents is broker__maxQueuedEvents (edgegrid extension): queued
+	// (event, subscription) pairs across the broker.
+	MaxQueuedEvents int `envconfig:"BROKER__MAXQUEUEDEVENTS" default:"100000"`
+	// MaxQueuedBytes is broker__maxQueuedBytes (edgegrid extension): bytes of
+	// queued event bodies across the broker.
+	MaxQueuedBytes int64 `envconfig:"BROKER__MAXQUEUEDBYTES" default:"268435456"`
+	// MaxDeliveriesPerSubscription is
+	// broker__maxConcurrentDeliveriesPerSubscription (edgegrid extension).
+	MaxDeliveriesPerSubscription int `envconfig:"BROKER__MAXCONCURRENTDELIVERIESPERSUBSCRIPTION" default:"16"`
+	// MaxAdvancedFilters is api__filterLimits__maxAdvancedFilters (edgegrid extension).
+	MaxAdvancedFilters int `envconfig:"API__FILTERLIMITS__MAXADVANCEDFILTERS" default:"25"`
+	// MaxFilterValues is api__filterLimits__maxValuesPerFilter (edgegrid extension).
+	MaxFilterValues int `envconfig:"API__FILTERLIMITS__MAXVALUESPERFILTER" default:"25"`
+	// MaxFilterStringLength is api__filterLimits__maxStringLength (edgegrid extension).
+	MaxFilterStringLength int `envconfig:"API__FILTERLIMITS__MAXSTRINGLENGTH" default:"512"`
+	// LogFormat is log__format (edgegrid extension): json or console.
+	LogFormat string `envconfig:"LOG__FORMAT" default:"json"`
+	// LogLevel is log__level (edgegrid extension): trace, debug, info, warn
+	// or error.
+	LogLevel string `envconfig:"LOG__LEVEL" default:"info"`
+}
+
+// Default returns the configuration with every default applied and nothing
+// read from the environment. The defaults come from the struct tags, the same
+// ones Load uses. Each call returns a fresh value.
+func Default() Config {
+	var c Config
+	v := reflect.ValueOf(&c).Elem()
+	for i := range v.NumField() {
+		def, ok := v.Type().Field(i).Tag.Lookup("default")
+		if !ok {
+			continue
+		}
+		if err := setDefault(v.Field(i), def); err != nil {
+			panic(fmt.Sprintf("config: bad default tag on %s: %v", v.Type().Field(i).Name, err))
+		}
+	}
+	return c
+}
+
+// setDefault parses a default tag the way envconfig would.
+func setDefault(f reflect.Value, def string) error {
+	if d, ok := f.Addr().Interface().(envconfig.Decoder); ok {
+		return d.Decode(def)
+	}
+	switch kindOf(f.Type()) {
+	case kindBool:
+		b, err := strconv.ParseBool(def)
+		f.SetBool(b)
+		return err
+	case kindInt:
+		n, err := strconv.ParseInt(def, 10, f.Type().Bits())
+		f.SetInt(n)
+		return err
+	default:
+		f.SetString(def)
+		return nil
+	}
+}
+
+// Fields returns the effective configuration for the start-up log line, keyed
+// by documented spelling (e.g. inbound__serverAuth__tlsPolicy). Values are
+// string, bool, int or int64; BackoffIntervals is TimeSpan text. The SAS keys
+// read "<redacted>" when set and "" when not; DesiredConfig reads
+// "<N bytes>" (its length), never its content.
+func (c Config) Fields() map[string]any {
+	v := reflect.ValueOf(c)
+	out := make(map[string]any, v.NumField())
+	for i := range v.NumField() {
+		info := byEnv[v.Type().Field(i).Tag.Get("envconfig")]
+		f := v.Field(i)
+		var val any
+		switch {
+		case info.redact == secret && f.String() != "":
+			val = "<redacted>"
+		case info.redact == sizeOnly:
+			val = fmt.Sprintf("<%d bytes>", f.Len())
+		case f.Type() == reflect.TypeFor[Intervals]():
+			val = c.BackoffIntervals.String()
+		case f.Kind() == reflect.String:
+			val = f.String()
+		case f.Kind() == reflect.Bool:
+			val = f.Bool()
+		case f.Kind() == reflect.Int64:
+			val = f.Int()
+		default:
+			val = int(f.Int())
+		}
+		out[info.name] = val
+	}
+	return out
+}

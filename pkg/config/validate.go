@@ -1,0 +1,143 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// unbounded marks an integer range with no upper limit.
+const unbounded = math.MaxInt64
+
+// intRange is the accepted range of one integer key.
+type intRange struct {
+	env      string // canonical environment name
+	value    int64
+	min, max int64
+}
+
+// accepted describes the range for error messages.
+func (r intRange) accepted() string {
+	if r.max == unbounded {
+		return fmt.Sprintf("accepted range is at least %d", r.min)
+	}
+	return fmt.Sprintf("accepted range is %d to %d", r.min, r.max)
+}
+
+// intRanges lists every integer setting with its accepted range; some ranges
+// depend on other settings.
+func (c Config) intRanges() []intRange {
+	r := func(env string, v, lo, hi int) intRange { return intRange{env, int64(v), int64(lo), int64(hi)} }
+	atLeast := func(env string, v, lo int) intRange { return r(env, v, lo, unbounded) }
+	return []intRange{
+		// DefaultMaxDeliveryAttempts may go up to 30, or to the subscription
+		// limit when that is raised above 30.
+		r("BROKER__DEFAULTMAXDELIVERYATTEMPTS", c.DefaultMaxDeliveryAttempts, 1, max(30, c.RetryMaxDeliveryAttempts)),
+		atLeast("BROKER__DEFAULTEVENTTIMETOLIVEINSECONDS", c.DefaultEventTTLSeconds, 1),
+		atLeast("BROKER__DEFAULTMAXBATCHSIZEINBYTES", c.DefaultMaxBatchSizeInBytes, 1),
+		r("BROKER__DEFAULTMAXEVENTSPERBATCH", c.DefaultMaxEventsPerBatch, 1, max(1, c.MaxEventsPerBatchLimit)),
+		atLeast("BROKER__DELIVERTIMEOUTINSECONDS", c.DeliverTimeoutSeconds, 1),
+		atLeast("BROKER__MAXCONCURRENTDELIVERIES", c.MaxConcurrentDeliveries, 1),
+		atLeast("BROKER__MAXREADBATCHSIZE", c.MaxReadBatchSize, 1),
+		atLeast("BROKER__MAXSUBSCRIPTIONCACHESTALENESSINSECONDS", c.MaxSubscriptionCacheStalenessSeconds, 0),
+		atLeast("BROKER__STARTTIMEOUTINSECONDS", c.StartTimeoutSeconds, 1),
+		atLeast("BROKER__STOPTIMEOUTINSECONDS", c.StopTimeoutSeconds, 0),
+		atLeast("API__DELIVERYPOLICYLIMITS__MAXEVENTSPERBATCH", c.MaxEventsPerBatchLimit, 1),
+		atLeast("API__DELIVERYPOLICYLIMITS__MAXPREFERREDBATCHSIZEINKILOBYTES", c.MaxPreferredBatchSizeKBLimit, 1),
+		atLeast("API__RETRYPOLICYLIMITS__MINEXPIRATIONTIMEINMINUTES", c.RetryMinExpirationMinutes, 1),
+		atLeast("API__RETRYPOLICYLIMITS__MAXEXPIRATIONTIMEINMINUTES", c.RetryMaxExpirationMinutes, max(1, c.RetryMinExpirationMinutes)),
+		atLeast("API__RETRYPOLICYLIMITS__MAXDELIVERYATTEMPTS", c.RetryMaxDeliveryAttempts, 1),
+		atLeast("API__MAXTOPICNAMELENGTH", c.MaxTopicNameLength, 1),
+		atLeast("API__MAXCONTENTLENGTHINBYTES", c.MaxContentLength, 1),
+		atLeast("API__REQUESTTIMEOUTINSECONDS", c.RequestTimeoutSeconds, 1),
+		r("API__HTTPPORT", c.HTTPPort, 0, 65535),
+		r("API__HTTPSPORT", c.HTTPSPort, 0, 65535),
+		atLeast("METRICS__REPORTINGINTERVALINSECONDS", c.MetricsReportingIntervalSeconds, 1),
+		atLeast("API__MAXHEADERBYTES", c.MaxHeaderBytes, 1),
+		atLeast("API__READHEADERTIMEOUTINSECONDS", c.ReadHeaderTimeoutSeconds, 1),
+		atLeast("BROKER__MAXTOPICS", c.MaxTopics, 1),
+		atLeast("BROKER__MAXSUBSCRIPTIONSPERTOPIC", c.MaxSubscriptionsPerTopic, 1),
+		atLeast("BROKER__MAXQUEUEDEVENTS", c.MaxQueuedEvents, 1),
+		{"BROKER__MAXQUEUEDBYTES", c.MaxQueuedBytes, 1, unbounded},
+		atLeast("BROKER__MAXCONCURRENTDELIVERIESPERSUBSCRIPTION", c.MaxDeliveriesPerSubscription, 1),
+		atLeast("API__FILTERLIMITS__MAXADVANCEDFILTERS", c.MaxAdvancedFilters, 1),
+		atLeast("API__FILTERLIMITS__MAXVALUESPERFILTER", c.MaxFilterValues, 1),
+		atLeast("API__FILTERLIMITS__MAXSTRINGLENGTH", c.MaxFilterStringLength, 1),
+	}
+}
+
+// Validate checks every enum value, integer range and cross-field rule and
+// returns all violations joined with errors.Join, or nil. Each message names
+// the key in its documented spelling and what it accepts, e.g.
+//
+//	invalid value 70000 for api__httpPort: accepted range is 0 to 65535
+//
+// Validate does not touch the environment or the file system: it checks that
+// certificate files are named, not that they exist.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(env string, value any, accepted string) {
+		errs = append(errs, fmt.Errorf("invalid value %v for %s: %s", value, docName(env), accepted))
+	}
+	enum := func(env string, ok bool, value, accepted string) {
+		if !ok {
+			bad(env, fmt.Sprintf("%q", value), accepted)
+		}
+	}
+	enum("INBOUND__SERVERAUTH__TLSPOLICY", slices.Contains(tlsPolicies, c.TLSPolicy), string(c.TLSPolicy), acceptedValues(tlsPolicies))
+	enum("INBOUND__SERVERAUTH__SERVERCERT__SOURCE", slices.Contains(certSources, c.ServerCertSource), string(c.ServerCertSource), acceptedValues(certSources))
+	enum("INBOUND__CLIENTAUTH__CLIENTCERT__SOURCE", slices.Contains(certSources, c.ClientCertSource), string(c.ClientCertSource), acceptedValues(certSources))
+	enum("OUTBOUND__CLIENTAUTH__CLIENTCERT__SOURCE", slices.Contains(certSources, c.OutboundClientCertSource), string(c.OutboundClientCertSource), acceptedValues(certSources))
+	enum("METRICS__REPORTERTYPE", slices.Contains(reporterTypes, c.MetricsReporterType), string(c.MetricsReporterType), acceptedValues(reporterTypes))
+	enum("LOG__FORMAT", slices.Contains(logFormats, c.LogFormat), c.LogFormat, acceptedValues(logFormats))
+	enum("LOG__LEVEL", slices.Contains(logLevels, c.LogLevel), c.LogLevel, acceptedValues(logLevels))
+	enum("BROKER__BACKOFFINTERVALS", c.BackoffIntervals.valid(), c.BackoffIntervals.String(), intervalsAccepted)
+
+	for _, r := range c.intRanges() {
+		if r.value < r.min || r.value > r.max {
+			bad(r.env, r.value, r.accepted())
+		}
+	}
+	return errors.Join(append(errs, c.crossFieldErrors()...)...)
+}
+
+// crossFieldErrors checks the rules that tie settings together.
+func (c Config) crossFieldErrors() []error {
+	var errs []error
+	require := func(env, value, when string) {
+		if value == "" {
+			errs = append(errs, fmt.Errorf("missing %s: required when %s", docName(env), when))
+		}
+	}
+	if c.SASKeysEnabled && c.SASKey1 == "" && c.SASKey2 == "" {
+		errs = append(errs, fmt.Errorf("missing %s or %s: at least one key is required when %s is true",
+			docName("INBOUND__CLIENTAUTH__SASKEYS__KEY1"), docName("INBOUND__CLIENTAUTH__SASKEYS__KEY2"),
+			docName("INBOUND__CLIENTAUTH__SASKEYS__ENABLED")))
+	}
+	if c.ServerCertSource == CertSourceFile {
+		when := docName("INBOUND__SERVERAUTH__SERVERCERT__SOURCE") + " is File"
+		require("INBOUND__SERVERAUTH__SERVERCERT__CERTFILE", c.ServerCertFile, when)
+		require("INBOUND__SERVERAUTH__SERVERCERT__KEYFILE", c.ServerKeyFile, when)
+	}
+	if c.ClientCertEnabled && c.ClientCertSource == CertSourceFile {
+		when := docName("INBOUND__CLIENTAUTH__CLIENTCERT__SOURCE") + " is File and " +
+			docName("INBOUND__CLIENTAUTH__CLIENTCERT__ENABLED") + " is true"
+		require("INBOUND__CLIENTAUTH__CLIENTCERT__CAFILE", c.ClientCertCAFile, when)
+	}
+	if c.OutboundClientCertEnabled && c.OutboundClientCertSource == CertSourceFile {
+		when := docName("OUTBOUND__CLIENTAUTH__CLIENTCERT__SOURCE") + " is File and " +
+			docName("OUTBOUND__CLIENTAUTH__CLIENTCERT__ENABLED") + " is true"
+		require("OUTBOUND__CLIENTAUTH__CLIENTCERT__CERTFILE", c.OutboundClientCertFile, when)
+		require("OUTBOUND__CLIENTAUTH__CLIENTCERT__KEYFILE", c.OutboundClientKeyFile, when)
+	}
+	if c.TLSPolicy == TLSEnabled && c.HTTPPort != 0 && c.HTTPPort == c.HTTPSPort {
+		errs = append(errs, fmt.Errorf("%s and %s are both %d: they must differ when %s is enabled",
+			docName("API__HTTPPORT"), docName("API__HTTPSPORT"), c.HTTPPort, docName("INBOUND__SERVERAUTH__TLSPOLICY")))
+	}
+	if c.DesiredConfig != "" && c.DesiredConfigFile != "" {
+		errs = append(errs, fmt.Errorf("%s and %s are both set: set at most one",
+			docName("DESIRED_CONFIG"), docName("DESIRED_CONFIG_FILE")))
+	}
+	return errs
+}

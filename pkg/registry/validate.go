@@ -1,0 +1,153 @@
+package registry
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/filter"
+)
+
+// Options are the limits and destination rules the registry enforces.
+type Options struct {
+	MaxTopics                int
+	MaxSubscriptionsPerTopic int
+	// MaxNameLength bounds topic and subscription names.
+	MaxNameLength int
+	Filter        filter.Limits
+
+	MinExpiryMinutes    int
+	MaxExpiryMinutes    int
+	MaxDeliveryAttempts int
+
+	MaxEventsPerBatch       int
+	MaxPreferredBatchSizeKB int
+
+	WebhookHTTPSOnly               bool
+	EventGridHTTPSOnly             bool
+	EventGridAllowInvalidHostnames bool
+	SkipEventGridURLValidation     bool
+}
+
+// DefaultOptions returns the documented defaults.
+func DefaultOptions() Options {
+	return Options{
+		MaxTopics:                100,
+		MaxSubscriptionsPerTopic: 500,
+		MaxNameLength:            128,
+		Filter:                   filter.DefaultLimits,
+		MinExpiryMinutes:         1,
+		MaxExpiryMinutes:         1440,
+		MaxDeliveryAttempts:      30,
+		MaxEventsPerBatch:        50,
+		MaxPreferredBatchSizeKB:  1033,
+		WebhookHTTPSOnly:         true,
+		EventGridHTTPSOnly:       true,
+	}
+}
+
+// eventGridHosts are the cloud Event Grid domains an EventGrid destination
+// may target unless invalid host names are allowed.
+var eventGridHosts = []string{".eventgrid.azure.net", ".eventgrid.azure.us", ".eventgrid.azure.cn"}
+
+// ValidateName checks a topic or subscription name: 1 to max characters of
+// letters, digits, '-' and '_'.
+func ValidateName(name, what string, max int) error {
+	if name == "" || len(name) > max {
+		return eventgrid.Errorf(eventgrid.EInvalidName, "%s name must be 1 to %d characters long; got %d.", what, max, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return eventgrid.Errorf(eventgrid.EInvalidName, "%s name %q may contain only letters, digits, '-' and '_'.", what, name)
+		}
+	}
+	return nil
+}
+
+// validateSubscription checks everything about sub that does not depend on
+// other subscriptions and returns its compiled filter. sub is normalised in
+// place: the delivery schema defaults to the topic's and filter operator
+// names take their canonical spelling.
+func (o Options) validateSubscription(sub *eventgrid.EventSubscription, topic eventgrid.Topic) (*filter.Matcher, error) {
+	if sub.EventDeliverySchema == "" {
+		sub.EventDeliverySchema = topic.InputSchema
+	} else if sub.EventDeliverySchema != topic.InputSchema {
+		return nil, eventgrid.Errorf(eventgrid.EInvalidSchema, "properties.eventDeliverySchema %s must equal the topic's inputSchema %s; the broker does not convert between schemas.", sub.EventDeliverySchema, topic.InputSchema)
+	}
+	if err := o.validateDestination(&sub.Destination); err != nil {
+		return nil, err
+	}
+	if p := sub.RetryPolicy; p != nil {
+		if p.MaxDeliveryAttempts > o.MaxDeliveryAttempts {
+			return nil, eventgrid.Errorf(eventgrid.EInvalidRetryPolicy, "properties.retryPolicy.maxDeliveryAttempts must be between 1 and %d; got %d.", o.MaxDeliveryAttempts, p.MaxDeliveryAttempts)
+		}
+		if p.EventExpiryInMinutes != 0 && (p.EventExpiryInMinutes < o.MinExpiryMinutes || p.EventExpiryInMinutes > o.MaxExpiryMinutes) {
+			return nil, eventgrid.Errorf(eventgrid.EInvalidRetryPolicy, "properties.retryPolicy.eventExpiryInMinutes must be between %d and %d; got %d.", o.MinExpiryMinutes, o.MaxExpiryMinutes, p.EventExpiryInMinutes)
+		}
+	}
+	if p := sub.PersistencePolicy; p != nil && p.IsPersisted {
+		return nil, eventgrid.Errorf(eventgrid.EInvalidPersistence, "properties.persistencePolicy.isPersisted cannot be true: edgegrid keeps events in memory by design; declare topics and subscriptions in desired_config to restore them at start.")
+	}
+	m, err := filter.Compile(sub.Filter, topic.InputSchema, o.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if f := sub.Filter; f != nil {
+		for i := range f.AdvancedFilters {
+			if c, ok := filter.CanonicalOperator(f.AdvancedFilters[i].OperatorType); ok {
+				f.AdvancedFilters[i].OperatorType = c
+			}
+		}
+	}
+	return m, nil
+}
+
+func (o Options) validateDestination(d *eventgrid.Destination) error {
+	const field = "properties.destination.properties."
+	if d.MaxEventsPerBatch > o.MaxEventsPerBatch {
+		return eventgrid.Errorf(eventgrid.EInvalidDelivery, field+"maxEventsPerBatch must be between 1 and %d; got %d.", o.MaxEventsPerBatch, d.MaxEventsPerBatch)
+	}
+	if d.PreferredBatchSizeInKilobytes > o.MaxPreferredBatchSizeKB {
+		return eventgrid.Errorf(eventgrid.EInvalidDelivery, field+"preferredBatchSizeInKilobytes must be between 1 and %d; got %d.", o.MaxPreferredBatchSizeKB, d.PreferredBatchSizeInKilobytes)
+	}
+	if d.EndpointURL == "" {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl is required.")
+	}
+	u, err := url.Parse(d.EndpointURL)
+	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl must be an absolute http or https URL.")
+	}
+	switch d.EndpointType {
+	case eventgrid.WebHook:
+		if o.WebhookHTTPSOnly && u.Scheme != "https" {
+			return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl must use https: outbound__webhook__httpsOnly is true.")
+		}
+	case eventgrid.EventGrid:
+		if o.EventGridHTTPSOnly && u.Scheme != "https" {
+			return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl must use https: outbound__eventgrid__httpsOnly is true.")
+		}
+		if !o.SkipEventGridURLValidation {
+			if !strings.Contains(strings.ToLower(u.Path), "/api/events") || u.Query().Get("api-version") != "2018-01-01" {
+				return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl must target the /api/events API of Azure Event Grid in the cloud, with api-version=2018-01-01.")
+			}
+			if !o.EventGridAllowInvalidHostnames && !hasEventGridHost(u.Hostname()) {
+				return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl host %q is not an Azure Event Grid host (eventgrid.azure.net, eventgrid.azure.us, eventgrid.azure.cn); set outbound__eventgrid__allowInvalidHostnames=true to allow it.", u.Hostname())
+			}
+		}
+		if d.SASKey == "" {
+			return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"sasKey is required for an EventGrid destination.")
+		}
+	}
+	return nil
+}
+
+func hasEventGridHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, s := range eventGridHosts {
+		if strings.HasSuffix(host, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,353 @@
+package resource
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
+)
+
+// DecodeTopic reads the body of PUT /topics/{name}. The body may be empty.
+// A name in the body must equal the URL's name, ignoring case.
+func DecodeTopic(body []byte, name string) (eventgrid.Topic, error) {
+	root, err := parseBody(body)
+	if err != nil {
+		return eventgrid.Topic{}, err
+	}
+	if err := checkName(root, name, "topic"); err != nil {
+		return eventgrid.Topic{}, err
+	}
+	propsRaw, _, _ := root.get("properties")
+	props, err := parseObject(propsRaw, "properties", eventgrid.EBadRequest)
+	if err != nil {
+		return eventgrid.Topic{}, err
+	}
+	return DecodeTopicProperties(props.raw, "properties", name)
+}
+
+// DecodeTopicProperties reads a topic's properties object, as found in the
+// API body and in the module twin's "topics" map. prefix is the field path
+// used in error messages.
+func DecodeTopicProperties(props []byte, prefix, name string) (eventgrid.Topic, error) {
+	o, err := parseObject(props, prefix, eventgrid.EBadRequest)
+	if err != nil {
+		return eventgrid.Topic{}, err
+	}
+	t := eventgrid.Topic{Name: name, InputSchema: eventgrid.EventGridSchema}
+	s, ok, err := o.str(eventgrid.EInvalidSchema, "inputSchema")
+	if err != nil {
+		return t, err
+	}
+	if ok {
+		schema, valid := eventgrid.ParseInputSchema(s)
+		if !valid {
+			return t, eventgrid.Errorf(eventgrid.EInvalidSchema, "%s %q is not valid; accepted values are %s.", o.field("inputSchema"), s, eventgrid.SchemaNames)
+		}
+		t.InputSchema = schema
+	}
+	return t, nil
+}
+
+// DecodeSubscription reads the body of PUT
+// /topics/{topic}/eventSubscriptions/{name}. A name in the body must equal
+// the URL's; a topic or topicName in the properties must equal the URL's
+// topic. The returned subscription's EventDeliverySchema is empty when the
+// client did not set it.
+func DecodeSubscription(body []byte, topic, name string) (eventgrid.EventSubscription, error) {
+	root, err := parseBody(body)
+	if err != nil {
+		return eventgrid.EventSubscription{}, err
+	}
+	if err := checkName(root, name, "event subscription"); err != nil {
+		return eventgrid.EventSubscription{}, err
+	}
+	propsRaw, _, ok := root.get("properties")
+	if !ok {
+		return eventgrid.EventSubscription{}, eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination is required.")
+	}
+	return DecodeSubscriptionProperties(propsRaw, "properties", topic, name)
+}
+
+// DecodeSubscriptionProperties reads a subscription's properties object, as
+// found in the API body and (with its "topic" member) in the module twin's
+// "eventSubscriptions" map. When topic is empty, the properties must name it.
+func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eventgrid.EventSubscription, error) {
+	sub := eventgrid.EventSubscription{Topic: topic, Name: name}
+	o, err := parseObject(props, prefix, eventgrid.EBadRequest)
+	if err != nil {
+		return sub, err
+	}
+
+	t, tname, err := o.namedStr(eventgrid.ETopicNameMismatch, "topic", "topicName")
+	if err != nil {
+		return sub, err
+	}
+	switch {
+	case tname != "" && topic == "":
+		sub.Topic = t
+	case tname != "" && !strings.EqualFold(t, topic):
+		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is %q but the request is for topic %q.", o.field(tname), t, topic)
+	case topic == "":
+		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is required.", o.field("topic"))
+	}
+
+	if sub.Destination, err = decodeDestination(o); err != nil {
+		return sub, err
+	}
+	if sub.EventDeliverySchema, err = decodeDeliverySchema(o); err != nil {
+		return sub, err
+	}
+	if err := decodeLegacyDeliveryPolicy(o, &sub.Destination); err != nil {
+		return sub, err
+	}
+	if sub.RetryPolicy, err = decodeRetryPolicy(o); err != nil {
+		return sub, err
+	}
+	if sub.PersistencePolicy, err = decodePersistencePolicy(o); err != nil {
+		return sub, err
+	}
+	if sub.Filter, err = decodeFilter(o); err != nil {
+		return sub, err
+	}
+	return sub, nil
+}
+
+func parseBody(body []byte) (object, error) {
+	body = rawjson.TrimSpace(body)
+	if len(body) == 0 {
+		return object{}, nil
+	}
+	if !json.Valid(body) {
+		return object{}, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON.")
+	}
+	return parseObject(body, "", eventgrid.EInvalidJSON)
+}
+
+func checkName(root object, want, what string) error {
+	n, ok, err := root.str(eventgrid.EInvalidName, "name")
+	if err != nil {
+		return err
+	}
+	if ok && !strings.EqualFold(n, want) {
+		return eventgrid.Errorf(eventgrid.EInvalidName, "name is %q but the request is for %s %q.", n, what, want)
+	}
+	return nil
+}
+
+func decodeDestination(o object) (eventgrid.Destination, error) {
+	var d eventgrid.Destination
+	raw, _, ok := o.get("destination")
+	if !ok {
+		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required.", o.field("destination"))
+	}
+	dst, err := parseObject(raw, o.field("destination"), eventgrid.EInvalidDestination)
+	if err != nil {
+		return d, err
+	}
+	typ, ok, err := dst.str(eventgrid.EInvalidDestination, "endpointType")
+	if err != nil {
+		return d, err
+	}
+	if !ok {
+		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required.", dst.field("endpointType"))
+	}
+	et, known := eventgrid.ParseEndpointType(typ)
+	switch {
+	case !known:
+		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %q is not valid; supported values are WebHook and EventGrid.", dst.field("endpointType"), typ)
+	case et != eventgrid.WebHook && et != eventgrid.EventGrid:
+		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s is not supported yet; supported values are WebHook and EventGrid.", dst.field("endpointType"), et)
+	}
+	d.EndpointType = et
+	propsRaw, _, _ := dst.get("properties")
+	p, err := parseObject(propsRaw, dst.field("properties"), eventgrid.EInvalidDestination)
+	if err != nil {
+		return d, err
+	}
+	if d.EndpointURL, _, err = p.str(eventgrid.EInvalidDestination, "endpointUrl"); err != nil {
+		return d, err
+	}
+	if et == eventgrid.EventGrid {
+		if d.SASKey, _, err = p.str(eventgrid.EInvalidDestination, "sasKey"); err != nil {
+			return d, err
+		}
+		if d.TopicName, _, err = p.str(eventgrid.EInvalidDestination, "topicName"); err != nil {
+			return d, err
+		}
+	}
+	if d.MaxEventsPerBatch, _, err = p.positiveInt(eventgrid.EInvalidDelivery, "maxEventsPerBatch"); err != nil {
+		return d, err
+	}
+	if d.PreferredBatchSizeInKilobytes, _, err = p.positiveInt(eventgrid.EInvalidDelivery, "preferredBatchSizeInKilobytes"); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// decodeDeliverySchema reads eventDeliverySchema from the properties or, as
+// some documents show it, from the destination's properties.
+func decodeDeliverySchema(o object) (eventgrid.InputSchema, error) {
+	where := o
+	if _, _, ok := o.get("eventDeliverySchema"); !ok {
+		if dst, _, ok := o.get("destination"); ok {
+			d, _ := parseObject(dst, o.field("destination"), eventgrid.EInvalidDestination)
+			if p, _, ok := d.get("properties"); ok {
+				where, _ = parseObject(p, d.field("properties"), eventgrid.EInvalidDestination)
+			}
+		}
+	}
+	s, ok, err := where.str(eventgrid.EInvalidSchema, "eventDeliverySchema")
+	if err != nil || !ok {
+		return "", err
+	}
+	schema, valid := eventgrid.ParseInputSchema(s)
+	if !valid {
+		return "", eventgrid.Errorf(eventgrid.EInvalidSchema, "%s %q is not valid; accepted values are %s.", where.field("eventDeliverySchema"), s, eventgrid.SchemaNames)
+	}
+	return schema, nil
+}
+
+// decodeLegacyDeliveryPolicy applies the module twin's older batching shape,
+// {"deliveryPolicy": {"approxBatchSizeInBytes": n, "maxEventsPerBatch": m}},
+// where the destination does not set the newer properties.
+func decodeLegacyDeliveryPolicy(o object, d *eventgrid.Destination) error {
+	raw, _, ok := o.get("deliveryPolicy")
+	if !ok {
+		return nil
+	}
+	p, err := parseObject(raw, o.field("deliveryPolicy"), eventgrid.EInvalidDelivery)
+	if err != nil {
+		return err
+	}
+	n, ok, err := p.positiveInt(eventgrid.EInvalidDelivery, "maxEventsPerBatch")
+	if err != nil {
+		return err
+	}
+	if ok && d.MaxEventsPerBatch == 0 {
+		d.MaxEventsPerBatch = n
+	}
+	b, ok, err := p.positiveInt(eventgrid.EInvalidDelivery, "approxBatchSizeInBytes")
+	if err != nil {
+		return err
+	}
+	if ok && d.PreferredBatchSizeInKilobytes == 0 {
+		d.PreferredBatchSizeInKilobytes = max(1, b/1024)
+	}
+	return nil
+}
+
+func decodeRetryPolicy(o object) (*eventgrid.RetryPolicy, error) {
+	raw, _, ok := o.get("retryPolicy")
+	if !ok {
+		return nil, nil
+	}
+	p, err := parseObject(raw, o.field("retryPolicy"), eventgrid.EInvalidRetryPolicy)
+	if err != nil {
+		return nil, err
+	}
+	var rp eventgrid.RetryPolicy
+	if rp.MaxDeliveryAttempts, _, err = p.positiveInt(eventgrid.EInvalidRetryPolicy, "maxDeliveryAttempts"); err != nil {
+		return nil, err
+	}
+	if rp.EventExpiryInMinutes, _, err = p.positiveInt(eventgrid.EInvalidRetryPolicy, "eventExpiryInMinutes", "eventTimeToLiveInMinutes"); err != nil {
+		return nil, err
+	}
+	return &rp, nil
+}
+
+// decodePersistencePolicy accepts the three documented shapes: "true",
+// {"isPersisted": "true"} and {"isPersisted": true}.
+func decodePersistencePolicy(o object) (*eventgrid.PersistencePolicy, error) {
+	raw, name, ok := o.get("persistencePolicy")
+	if !ok {
+		return nil, nil
+	}
+	if b, ok := parseBool(raw); ok {
+		return &eventgrid.PersistencePolicy{IsPersisted: b}, nil
+	}
+	p, err := parseObject(raw, o.field(name), eventgrid.EInvalidPersistence)
+	if err != nil {
+		return nil, eventgrid.Errorf(eventgrid.EInvalidPersistence, "%s must be true, false or {\"isPersisted\": true|false}.", o.field(name))
+	}
+	b, _, err := p.boolean(eventgrid.EInvalidPersistence, "isPersisted")
+	if err != nil {
+		return nil, err
+	}
+	return &eventgrid.PersistencePolicy{IsPersisted: b}, nil
+}
+
+func decodeFilter(o object) (*eventgrid.Filter, error) {
+	raw, _, ok := o.get("filter")
+	if !ok {
+		return nil, nil
+	}
+	p, err := parseObject(raw, o.field("filter"), eventgrid.EInvalidFilter)
+	if err != nil {
+		return nil, err
+	}
+	f := &eventgrid.Filter{}
+	types, _, err := p.array(eventgrid.EInvalidFilter, "includedEventTypes", "eventTypes")
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range types {
+		s, ok := rawjson.Unquote(t)
+		if !ok {
+			return nil, eventgrid.Errorf(eventgrid.EInvalidFilter, "%s[%d] must be a string.", p.field("includedEventTypes"), i)
+		}
+		f.IncludedEventTypes = append(f.IncludedEventTypes, s)
+	}
+	if f.SubjectBeginsWith, _, err = p.str(eventgrid.EInvalidFilter, "subjectBeginsWith"); err != nil {
+		return nil, err
+	}
+	if f.SubjectEndsWith, _, err = p.str(eventgrid.EInvalidFilter, "subjectEndsWith"); err != nil {
+		return nil, err
+	}
+	if f.IsSubjectCaseSensitive, _, err = p.boolean(eventgrid.EInvalidFilter, "isSubjectCaseSensitive"); err != nil {
+		return nil, err
+	}
+	afs, _, err := p.array(eventgrid.EInvalidFilter, "advancedFilters")
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range afs {
+		if rawjson.KindOf(a) != rawjson.Object {
+			continue // the original SDK's parser skips elements that are not objects
+		}
+		af, err := decodeAdvancedFilter(object{raw: a, path: fmt.Sprintf("%s[%d]", p.field("advancedFilters"), i)})
+		if err != nil {
+			return nil, err
+		}
+		f.AdvancedFilters = append(f.AdvancedFilters, af)
+	}
+	return f, nil
+}
+
+func decodeAdvancedFilter(o object) (eventgrid.AdvancedFilter, error) {
+	var af eventgrid.AdvancedFilter
+	var ok bool
+	var err error
+	if af.OperatorType, ok, err = o.str(eventgrid.EInvalidFilter, "operatorType"); err != nil {
+		return af, err
+	} else if !ok {
+		return af, eventgrid.Errorf(eventgrid.EInvalidFilter, "%s is required.", o.field("operatorType"))
+	}
+	if af.Key, ok, err = o.str(eventgrid.EInvalidFilter, "key"); err != nil {
+		return af, err
+	} else if !ok {
+		return af, eventgrid.Errorf(eventgrid.EInvalidFilter, "%s is required.", o.field("key"))
+	}
+	if v, _, ok := o.get("value"); ok {
+		af.Value = json.RawMessage(v)
+	}
+	vals, _, err := o.array(eventgrid.EInvalidFilter, "values")
+	if err != nil {
+		return af, err
+	}
+	for _, v := range vals {
+		af.Values = append(af.Values, json.RawMessage(v))
+	}
+	return af, nil
+}

@@ -1,0 +1,148 @@
+package resource
+
+import (
+	"encoding/json"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// The resource types reported in responses.
+const (
+	TopicType        = "Microsoft.EventGrid/topics"
+	SubscriptionType = "Microsoft.EventGrid/eventSubscriptions"
+	// APIVersion is the api-version written into topic endpoints.
+	APIVersion = "2019-01-01-preview"
+)
+
+// Topic is the response shape of a topic.
+type Topic struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Type       string          `json:"type"`
+	Properties TopicProperties `json:"properties"`
+}
+
+// TopicProperties holds a topic's properties.
+type TopicProperties struct {
+	Endpoint    string                `json:"endpoint"`
+	InputSchema eventgrid.InputSchema `json:"inputSchema"`
+}
+
+// NewTopic builds the response for t. idPrefix is
+// "/iotHubs/<hub>/devices/<device>/modules/<module>"; baseURL is the
+// scheme://host[:port] the client used.
+func NewTopic(t eventgrid.Topic, idPrefix, baseURL string) Topic {
+	return Topic{
+		ID:   idPrefix + "/topics/" + t.Name,
+		Name: t.Name,
+		Type: TopicType,
+		Properties: TopicProperties{
+			Endpoint:    baseURL + "/topics/" + t.Name + "/events?api-version=" + APIVersion,
+			InputSchema: t.InputSchema,
+		},
+	}
+}
+
+// Subscription is the response shape of an event subscription.
+type Subscription struct {
+	ID         string                 `json:"id"`
+	Name       string                 `json:"name"`
+	Type       string                 `json:"type"`
+	Properties SubscriptionProperties `json:"properties"`
+}
+
+// SubscriptionProperties holds a subscription's properties. Parts the client
+// did not supply are omitted.
+type SubscriptionProperties struct {
+	Topic               string                `json:"topic"`
+	EventDeliverySchema eventgrid.InputSchema `json:"eventDeliverySchema"`
+	Destination         Destination           `json:"destination"`
+	RetryPolicy         *RetryPolicy          `json:"retryPolicy,omitempty"`
+	Filter              *Filter               `json:"filter,omitempty"`
+	PersistencePolicy   *PersistencePolicy    `json:"persistencePolicy,omitempty"`
+}
+
+// Destination is the response shape of a destination. The EventGrid
+// destination's sasKey is a secret and is never returned.
+type Destination struct {
+	EndpointType eventgrid.EndpointType `json:"endpointType"`
+	Properties   DestinationProperties  `json:"properties"`
+}
+
+// DestinationProperties holds a destination's properties.
+type DestinationProperties struct {
+	EndpointURL                   string `json:"endpointUrl,omitempty"`
+	TopicName                     string `json:"topicName,omitempty"`
+	MaxEventsPerBatch             int    `json:"maxEventsPerBatch,omitempty"`
+	PreferredBatchSizeInKilobytes int    `json:"preferredBatchSizeInKilobytes,omitempty"`
+}
+
+// RetryPolicy is the response shape of a retry policy.
+type RetryPolicy struct {
+	MaxDeliveryAttempts  int `json:"maxDeliveryAttempts,omitempty"`
+	EventExpiryInMinutes int `json:"eventExpiryInMinutes,omitempty"`
+}
+
+// PersistencePolicy is the response shape of a persistence policy.
+type PersistencePolicy struct {
+	IsPersisted bool `json:"isPersisted"`
+}
+
+// Filter is the response shape of a filter.
+type Filter struct {
+	IncludedEventTypes     []string         `json:"includedEventTypes,omitempty"`
+	SubjectBeginsWith      string           `json:"subjectBeginsWith,omitempty"`
+	SubjectEndsWith        string           `json:"subjectEndsWith,omitempty"`
+	IsSubjectCaseSensitive bool             `json:"isSubjectCaseSensitive"`
+	AdvancedFilters        []AdvancedFilter `json:"advancedFilters,omitempty"`
+}
+
+// AdvancedFilter is the response shape of an advanced filter; Value and
+// Values are the literals the client sent.
+type AdvancedFilter struct {
+	OperatorType string            `json:"operatorType"`
+	Key          string            `json:"key"`
+	Value        json.RawMessage   `json:"value,omitempty"`
+	Values       []json.RawMessage `json:"values,omitempty"`
+}
+
+// NewSubscription builds the response for s; idPrefix as for NewTopic.
+func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscription {
+	r := Subscription{
+		ID:   idPrefix + "/topics/" + s.Topic + "/eventSubscriptions/" + s.Name,
+		Name: s.Name,
+		Type: SubscriptionType,
+		Properties: SubscriptionProperties{
+			Topic:               s.Topic,
+			EventDeliverySchema: s.EventDeliverySchema,
+			Destination: Destination{
+				EndpointType: s.Destination.EndpointType,
+				Properties: DestinationProperties{
+					EndpointURL:                   s.Destination.EndpointURL,
+					TopicName:                     s.Destination.TopicName,
+					MaxEventsPerBatch:             s.Destination.MaxEventsPerBatch,
+					PreferredBatchSizeInKilobytes: s.Destination.PreferredBatchSizeInKilobytes,
+				},
+			},
+		},
+	}
+	if p := s.RetryPolicy; p != nil {
+		r.Properties.RetryPolicy = &RetryPolicy{MaxDeliveryAttempts: p.MaxDeliveryAttempts, EventExpiryInMinutes: p.EventExpiryInMinutes}
+	}
+	if p := s.PersistencePolicy; p != nil {
+		r.Properties.PersistencePolicy = &PersistencePolicy{IsPersisted: p.IsPersisted}
+	}
+	if f := s.Filter; f != nil {
+		rf := &Filter{
+			IncludedEventTypes:     f.IncludedEventTypes,
+			SubjectBeginsWith:      f.SubjectBeginsWith,
+			SubjectEndsWith:        f.SubjectEndsWith,
+			IsSubjectCaseSensitive: f.IsSubjectCaseSensitive,
+		}
+		for _, a := range f.AdvancedFilters {
+			rf.AdvancedFilters = append(rf.AdvancedFilters, AdvancedFilter{OperatorType: a.OperatorType, Key: a.Key, Value: a.Value, Values: a.Values})
+		}
+		r.Properties.Filter = rf
+	}
+	return r
+}

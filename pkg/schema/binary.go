@@ -1,0 +1,264 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
+)
+
+// IsBinary reports whether h carries a binary-mode CloudEvent (a
+// ce-specversion header). Header names are matched case-insensitively, also
+// in a Header map built by hand without canonical keys. It is safe for
+// concurrent use.
+func IsBinary(h http.Header) bool {
+	if _, ok := h["Ce-Specversion"]; ok {
+		return true
+	}
+	for k := range h {
+		if strings.EqualFold(k, "ce-specversion") {
+			return true
+		}
+	}
+	return false
+}
+
+// DecodeBinary builds a CloudEvent from an HTTP binary-mode request:
+// attributes in ce-* headers, the body is the data, Content-Type is
+// datacontenttype. defaultID as in DecodeOne (used when ce-id is absent).
+//
+// Header values are unquoted and percent-decoded as the CloudEvents HTTP
+// binding (§3.1.3.2) says and must then be valid UTF-8; extension attributes
+// become JSON strings, written in name order. The body becomes "data" as is
+// when the content type is JSON (*/json or */*+json, parameters allowed), a
+// JSON string when it is text/* or absent and the body is valid UTF-8, and
+// "data_base64" otherwise; an empty body means no data.
+//
+// It returns an *eventgrid.Error: EInvalidEvent (index 0) when a header is
+// malformed, repeated or not a valid attribute, or an attribute fails
+// validation as in DecodeOne; EInvalidJSON when a JSON body is not valid
+// JSON; EPayloadTooLarge when the canonical Body would exceed
+// eventgrid.MaxEventSize (base64 makes a binary body a third larger). The
+// Body never shares memory with body. DecodeBinary is safe for concurrent
+// use.
+func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Time) (*eventgrid.Event, error) {
+	d := &decoder{schema: eventgrid.CloudEventSchemaV1_0, accepted: accepted}
+	var m members
+	var contentType string
+	hasContentType := false
+	for k, vs := range h {
+		if strings.EqualFold(k, "content-type") {
+			if hasContentType || len(vs) > 1 {
+				return nil, fieldError(0, "datacontenttype", "cannot be given by more than one Content-Type header")
+			}
+			if len(vs) == 1 {
+				contentType, hasContentType = strings.Trim(vs[0], " \t"), true
+			}
+			continue
+		}
+		if len(k) <= 3 || !strings.EqualFold(k[:3], "ce-") {
+			continue
+		}
+		name := []byte(k[3:])
+		for j, c := range name {
+			name[j] = lowerASCII(c)
+		}
+		if err := checkAttributeName(0, name); err != nil {
+			return nil, err
+		}
+		header := "ce-" + string(name)
+		if len(vs) != 1 {
+			return nil, eventgrid.Errorf(eventgrid.EInvalidEvent,
+				"event at index 0: header %s must appear exactly once", quoteForMessage(header))
+		}
+		val, ok := decodeHeaderValue(vs[0])
+		if !ok {
+			return nil, eventgrid.Errorf(eventgrid.EInvalidEvent,
+				"event at index 0: header %s is not a valid quoted or percent-encoded UTF-8 value",
+				quoteForMessage(header))
+		}
+		lit := appendJSONString(nil, val)
+		f, _ := fieldIndex(ceNames, name)
+		switch {
+		case f == ceData || f == ceDataBase64:
+			return nil, fieldError(0, string(name), "cannot be a header: the body is the data")
+		case f >= 0 && m.val[f] != nil, f < 0 && d.findExtension(name) >= 0:
+			return nil, eventgrid.Errorf(eventgrid.EInvalidEvent,
+				"event at index 0: header %s must appear exactly once", quoteForMessage(header))
+		case f >= 0:
+			m.val[f] = lit
+		default:
+			d.exts = append(d.exts, extension{name: name, value: lit, exact: true})
+		}
+	}
+	if hasContentType {
+		if m.val[ceDataContentType] != nil {
+			return nil, fieldError(0, "datacontenttype",
+				"must be given by the Content-Type header, not also by ce-datacontenttype")
+		}
+		if !utf8.ValidString(contentType) {
+			return nil, fieldError(0, "datacontenttype", "must be valid UTF-8")
+		}
+		if contentType != "" {
+			m.val[ceDataContentType] = appendJSONString(nil, contentType)
+		}
+	}
+	// Header maps have no order; sort so that the Body is deterministic.
+	slices.SortFunc(d.exts, func(a, b extension) int { return bytes.Compare(a.name, b.name) })
+
+	if err := binaryAttributes(&m, defaultID); err != nil {
+		return nil, err
+	}
+	if err := binaryData(&m, body); err != nil {
+		return nil, err
+	}
+	return d.buildCloudEvent(0, &m)
+}
+
+// binaryAttributes validates the attributes taken from headers, whose
+// values are all JSON string literals.
+func binaryAttributes(m *members, defaultID string) error {
+	switch v := m.val[ceSpecVersion]; {
+	case v == nil:
+		return fieldError(0, "specversion", "is required")
+	default:
+		if s, _ := unquote(v); s != "1.0" && s != "1.0-rc1" {
+			return fieldError(0, "specversion", `must be "1.0", not %s`, quoteForMessage(s))
+		}
+	}
+	switch id := m.val[ceID]; {
+	case id == nil && defaultID == "":
+		return fieldError(0, "id", "is required")
+	case id == nil:
+		m.val[ceID] = appendJSONString(nil, defaultID)
+	case len(id) == 2:
+		return fieldError(0, "id", "must not be empty")
+	case defaultID != "":
+		if err := checkDefaultID(0, id, defaultID); err != nil {
+			return err
+		}
+	}
+	for _, f := range [...]int{ceSource, ceType} {
+		switch v := m.val[f]; {
+		case v == nil:
+			return fieldError(0, ceNames[f], "is required")
+		case len(v) == 2:
+			return fieldError(0, ceNames[f], "must not be empty")
+		}
+	}
+	if v := m.val[ceTime]; v != nil {
+		if s, _ := unquote(v); !validTimestamp(s) {
+			return fieldError(0, "time", "must be an RFC 3339 timestamp, not %s", quoteForMessage(s))
+		}
+	}
+	return nil
+}
+
+// binaryData sets m's data or data_base64 from the request body.
+func binaryData(m *members, body []byte) error {
+	var mediaType string
+	if v := m.val[ceDataContentType]; v != nil {
+		ct, _ := unquote(v)
+		mediaType, _, _ = strings.Cut(ct, ";")
+		mediaType = strings.ToLower(strings.Trim(mediaType, " \t"))
+	}
+	switch {
+	case isJSONMediaType(mediaType):
+		data := rawjson.TrimSpace(body)
+		if len(data) == 0 {
+			return nil
+		}
+		if !json.Valid(data) {
+			return invalidJSON("the request body (Content-Type "+mediaType+")", data)
+		}
+		m.val[ceData] = data
+	case len(body) == 0:
+	case (mediaType == "" || strings.HasPrefix(mediaType, "text/")) && utf8.Valid(body):
+		m.val[ceData] = appendJSONString(nil, string(body))
+	default:
+		b64 := make([]byte, 0, base64.StdEncoding.EncodedLen(len(body))+2)
+		b64 = append(b64, '"')
+		b64 = base64.StdEncoding.AppendEncode(b64, body)
+		m.val[ceDataBase64] = append(b64, '"')
+	}
+	return nil
+}
+
+// isJSONMediaType reports whether the lower-case media type t (parameters
+// removed) declares JSON: */json or */*+json, as the CloudEvents JSON format
+// defines it.
+func isJSONMediaType(t string) bool {
+	_, sub, ok := strings.Cut(t, "/")
+	return ok && (sub == "json" || strings.HasSuffix(sub, "+json"))
+}
+
+// decodeHeaderValue decodes a ce-* header value: optional white space is
+// trimmed, double-quoted parts are unquoted (backslash escapes included, as
+// RFC 7230 §3.2.6 says), then one round of percent-decoding is applied. ok
+// is false for an unterminated quote, a malformed percent escape or a result
+// that is not valid UTF-8 (overlong encodings included).
+func decodeHeaderValue(v string) (s string, ok bool) {
+	v = strings.Trim(v, " \t")
+	if strings.IndexByte(v, '"') >= 0 {
+		var b strings.Builder
+		quoted := false
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			switch {
+			case c == '"':
+				quoted = !quoted
+			case c == '\\' && quoted:
+				if i++; i == len(v) {
+					return "", false
+				}
+				b.WriteByte(v[i])
+			default:
+				b.WriteByte(c)
+			}
+		}
+		if quoted {
+			return "", false
+		}
+		v = b.String()
+	}
+	if strings.IndexByte(v, '%') >= 0 {
+		b := make([]byte, 0, len(v))
+		for i := 0; i < len(v); i++ {
+			if v[i] != '%' {
+				b = append(b, v[i])
+				continue
+			}
+			if i+2 >= len(v) {
+				return "", false
+			}
+			hi, ok1 := unhex(v[i+1])
+			lo, ok2 := unhex(v[i+2])
+			if !ok1 || !ok2 {
+				return "", false
+			}
+			b = append(b, hi<<4|lo)
+			i += 2
+		}
+		v = string(b)
+	}
+	return v, utf8.ValidString(v)
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}

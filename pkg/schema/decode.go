@@ -1,0 +1,292 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
+)
+
+// DecodeBatch decodes a request body that must be a JSON array of events for
+// a topic of schema s. Every element must be a JSON object. Validation is
+// all-or-nothing: the first bad event makes it return an error and no events.
+// accepted is stamped into every Event.Accepted.
+//
+// It returns an *eventgrid.Error with code EInvalidJSON when body is not
+// valid JSON, is not an array or has an element that is not an object;
+// EInvalidEvent when an event fails validation; EPayloadTooLarge when an
+// event's Body would exceed eventgrid.MaxEventSize; and EInvalidSchema when
+// s is not a known schema. An empty array yields no events and no error.
+//
+// CustomEventSchema events keep sub-slices of body as their Body, so body
+// must not be modified after the call; the other schemas copy what they
+// keep. DecodeBatch is safe for concurrent use.
+func DecodeBatch(s eventgrid.InputSchema, topic string, body []byte, accepted time.Time) ([]*eventgrid.Event, error) {
+	d, err := newDecoder(s, topic, accepted)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkJSON(body); err != nil {
+		return nil, err
+	}
+	if k := rawjson.KindOf(body); k != rawjson.Array {
+		return nil, eventgrid.Errorf(eventgrid.EInvalidJSON,
+			"the request body must be a JSON array of events, not %s", kindName(k))
+	}
+	events := make([]*eventgrid.Event, 0, 8)
+	rawjson.ArrayEach(body, func(i int, elem []byte) bool {
+		var ev *eventgrid.Event
+		ev, err = d.decode(i, elem, "")
+		if err != nil {
+			return false
+		}
+		events = append(events, ev)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return events, nil
+}
+
+// DecodeOne decodes a body that must be ONE JSON object (the single-event
+// route POST /topics/{t}/events/{id}, or a structured-mode
+// application/cloudevents+json body). For EventGridSchema and CloudEvents, if
+// the body has no id and defaultID != "", defaultID is used; if both exist
+// and differ, it is an error. defaultID is ignored for CustomEventSchema.
+//
+// It returns the same errors as DecodeBatch, with EInvalidJSON when body is
+// not an object and index 0 in every event error. A CustomEventSchema Body is
+// a sub-slice of body. DecodeOne is safe for concurrent use.
+func DecodeOne(s eventgrid.InputSchema, topic string, body []byte, defaultID string, accepted time.Time) (*eventgrid.Event, error) {
+	d, err := newDecoder(s, topic, accepted)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkJSON(body); err != nil {
+		return nil, err
+	}
+	if k := rawjson.KindOf(body); k != rawjson.Object {
+		return nil, eventgrid.Errorf(eventgrid.EInvalidJSON,
+			"the request body must be a single JSON object, not %s", kindName(k))
+	}
+	return d.decode(0, rawjson.TrimSpace(body), defaultID)
+}
+
+// decoder holds what one call needs across the events of a request.
+type decoder struct {
+	schema   eventgrid.InputSchema
+	topic    string
+	accepted time.Time
+	// qtopic is topic as a JSON string literal, for EventGridSchema bodies.
+	qtopic []byte
+	// exts and extIndex are CloudEvents scratch space, reused per event.
+	exts     []extension
+	extIndex map[string]int
+}
+
+func newDecoder(s eventgrid.InputSchema, topic string, accepted time.Time) (*decoder, error) {
+	d := &decoder{schema: s, topic: topic, accepted: accepted}
+	switch s {
+	case eventgrid.EventGridSchema:
+		d.qtopic = appendJSONString(nil, topic)
+	case eventgrid.CustomEventSchema, eventgrid.CloudEventSchemaV1_0:
+	default:
+		return nil, eventgrid.Errorf(eventgrid.EInvalidSchema,
+			"unknown input schema %q; expected one of %s", string(s), eventgrid.SchemaNames)
+	}
+	return d, nil
+}
+
+// decode decodes the element elem, the event at index i.
+func (d *decoder) decode(i int, elem []byte, defaultID string) (*eventgrid.Event, error) {
+	if k := rawjson.KindOf(elem); k != rawjson.Object {
+		return nil, eventgrid.Errorf(eventgrid.EInvalidJSON,
+			"event at index %d must be a JSON object, not %s", i, kindName(k))
+	}
+	switch d.schema {
+	case eventgrid.EventGridSchema:
+		return d.eventGrid(i, elem, defaultID)
+	case eventgrid.CloudEventSchemaV1_0:
+		return d.cloudEvent(i, elem, defaultID)
+	}
+	if len(elem) > eventgrid.MaxEventSize {
+		return nil, tooLarge(i, len(elem))
+	}
+	return &eventgrid.Event{Body: elem, Accepted: d.accepted}, nil
+}
+
+// checkJSON returns EInvalidJSON unless body is one valid JSON value. The
+// common case costs one allocation-free json.Valid; only a failure pays for
+// finding the offset.
+func checkJSON(body []byte) error {
+	if json.Valid(body) {
+		return nil
+	}
+	return invalidJSON("the request body", body)
+}
+
+func invalidJSON(what string, body []byte) error {
+	var raw json.RawMessage
+	err := json.Unmarshal(body, &raw)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// Offset counts the bytes read, the bad one included; report where
+		// the bad byte is, or the end of the body when it ended too soon.
+		at := se.Offset - 1
+		if se.Offset >= int64(len(body)) && strings.HasPrefix(se.Error(), "unexpected end") {
+			at = int64(len(body))
+		}
+		return eventgrid.Errorf(eventgrid.EInvalidJSON,
+			"%s is not valid JSON: %s (at byte offset %d)", what, se.Error(), max(at, 0))
+	}
+	return eventgrid.Errorf(eventgrid.EInvalidJSON, "%s is not valid JSON", what)
+}
+
+func kindName(k rawjson.Kind) string {
+	switch k {
+	case rawjson.Null:
+		return "null"
+	case rawjson.Bool:
+		return "a boolean"
+	case rawjson.Number:
+		return "a number"
+	case rawjson.String:
+		return "a string"
+	case rawjson.Object:
+		return "an object"
+	case rawjson.Array:
+		return "an array"
+	}
+	return "empty"
+}
+
+// fieldError reports a field of the event at index i that fails validation.
+func fieldError(i int, field, format string, args ...any) error {
+	return eventgrid.Errorf(eventgrid.EInvalidEvent, "event at index %d: %s "+format,
+		append([]any{i, quoteForMessage(field)}, args...)...)
+}
+
+func tooLarge(i, n int) error {
+	return eventgrid.Errorf(eventgrid.EPayloadTooLarge,
+		"event at index %d is %d bytes, over the limit of %d bytes per event", i, n, eventgrid.MaxEventSize)
+}
+
+// quoteForMessage quotes a client value for an error message, shortened so
+// that a huge value cannot blow up the response.
+func quoteForMessage(s string) string {
+	const maxLen = 64
+	if len(s) > maxLen {
+		cut := maxLen
+		for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+			cut--
+		}
+		return jsonQuote(s[:cut]) + "…"
+	}
+	return jsonQuote(s)
+}
+
+// literalForMessage is quoteForMessage for a JSON value as written.
+func literalForMessage(v []byte) string {
+	if s, ok := rawjson.Unquote(v); ok {
+		return quoteForMessage(s)
+	}
+	if len(v) > 64 {
+		return string(v[:64]) + "…"
+	}
+	return string(v)
+}
+
+func jsonQuote(s string) string { return string(appendJSONString(nil, s)) }
+
+// members collects the known members of one event object. Values are
+// trimmed JSON values as rawjson gives them; a nil value means absent.
+type members struct {
+	val   [maxKnown][]byte
+	exact [maxKnown]bool
+}
+
+const maxKnown = 10
+
+// set records value v for field f: the first exact match of the name wins,
+// then the first case-insensitive one.
+func (m *members) set(f int, exact bool, v []byte) {
+	if m.val[f] == nil || (exact && !m.exact[f]) {
+		m.val[f], m.exact[f] = v, exact
+	}
+}
+
+// fieldIndex returns the index in names of the raw key k (as rawjson gives
+// it, escapes not decoded), matched case-insensitively, and whether it
+// matched exactly; f is -1 when k is none of names.
+func fieldIndex(names []string, k []byte) (f int, exact bool) {
+	if plainASCII(k) {
+		for i, n := range names {
+			if len(n) == len(k) && equalFoldASCII(k, n) {
+				return i, string(k) == n
+			}
+		}
+		return -1, false
+	}
+	// Escapes or non-ASCII: rare, so let rawjson decode and fold.
+	for i, n := range names {
+		if rawjson.KeyEqual(k, n) {
+			return i, true
+		}
+	}
+	for i, n := range names {
+		if rawjson.KeyEqualFold(k, n) {
+			return i, false
+		}
+	}
+	return -1, false
+}
+
+// plainASCII reports whether b is ASCII without backslashes, so that it
+// means what it says and case folding is ASCII folding.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+func equalFoldASCII(b []byte, s string) bool {
+	for i := 0; i < len(b); i++ {
+		if lowerASCII(b[i]) != lowerASCII(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// unquote is rawjson.Unquote without a copy when the literal has no
+// escapes; the result then shares v's memory and must not outlive a call.
+func unquote(v []byte) (string, bool) {
+	if !isString(v) {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return unsafe.String(unsafe.SliceData(inner), len(inner)), true
+	}
+	return rawjson.Unquote(v)
+}
+
+func isString(v []byte) bool { return len(v) >= 2 && v[0] == '"' }
+
+func isNull(v []byte) bool { return len(v) > 0 && v[0] == 'n' }

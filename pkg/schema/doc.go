@@ -1,0 +1,22 @@
+// Package schema decodes, validates and canonicalises the events a client
+// publishes, once, on the publish path.
+//
+// A request body is checked with encoding/json.Valid and then walked in place
+// with package rawjson; no Go values are built. The result is one
+// *eventgrid.Event per published event whose Body is the JSON object
+// delivered to subscribers:
+//
+//   - EventGridSchema: a canonical envelope with camelCase names in a fixed
+//     order, "topic" set to the topic name and "metadataVersion" "1". Input
+//     property names are matched case-insensitively, an exact match winning
+//     over a folded one, and unknown properties are dropped.
+//   - CustomEventSchema: the element exactly as received.
+//   - CloudEventSchemaV1_0: a canonical CloudEvents 1.0 JSON object with
+//     lower-case attribute names in a fixed order, from a structured-mode JSON
+//     body or from an HTTP binary-mode request (ce-* headers).
+//
+// Validation is all or nothing: the first bad event makes a decoder return an
+// *eventgrid.Error naming the event's index and the field, and no events.
+// Every function in the package is safe for concurrent use; none of them
+// modifies its inputs.
+package schema

@@ -1,0 +1,138 @@
+package schema
+
+import (
+	"unsafe"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
+)
+
+// AppendBatch appends the JSON array [e1.Body,e2.Body,...] to dst and returns
+// it (the delivery body). It grows dst at most once and is safe for
+// concurrent use on distinct dst.
+func AppendBatch(dst []byte, events []*eventgrid.Event) []byte {
+	n := 2
+	for i, e := range events {
+		if i > 0 {
+			n++
+		}
+		n += len(e.Body)
+	}
+	if cap(dst)-len(dst) < n {
+		grown := make([]byte, len(dst), len(dst)+n)
+		copy(grown, dst)
+		dst = grown
+	}
+	dst = append(dst, '[')
+	for i, e := range events {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, e.Body...)
+	}
+	return append(dst, ']')
+}
+
+// WithTopic returns a copy of a canonical EventGridSchema body whose "topic"
+// is topicName, or null when topicName is "" (forwarding to cloud Event Grid,
+// spec §4.3). A body without a "topic" member gets one as its first member; a
+// body that is not a JSON object is returned copied unchanged. body is never
+// modified. WithTopic is safe for concurrent use.
+func WithTopic(body []byte, topicName string) []byte {
+	lit := []byte("null")
+	if topicName != "" {
+		lit = appendJSONString(nil, topicName)
+	}
+	var val []byte
+	isObject := rawjson.ObjectEach(body, func(k, v []byte) bool {
+		if rawjson.KeyEqual(k, "topic") {
+			val = v
+			return false
+		}
+		return true
+	})
+	if !isObject {
+		return append([]byte(nil), body...)
+	}
+	if val == nil {
+		// Insert right after the opening brace.
+		open := 0
+		for body[open] != '{' {
+			open++
+		}
+		out := make([]byte, 0, len(body)+len(lit)+len(`"topic":,`))
+		out = append(out, body[:open+1]...)
+		out = append(out, `"topic":`...)
+		out = append(out, lit...)
+		if !emptyObject(body[open:]) {
+			out = append(out, ',')
+		}
+		return append(out, body[open+1:]...)
+	}
+	// val is body[start:start+len(val)], so the capacities give its offset.
+	start := cap(body) - cap(val)
+	out := make([]byte, 0, len(body)-len(val)+len(lit))
+	out = append(out, body[:start]...)
+	out = append(out, lit...)
+	return append(out, body[start+len(val):]...)
+}
+
+func emptyObject(obj []byte) bool {
+	empty := true
+	rawjson.ObjectEach(obj, func(_, _ []byte) bool {
+		empty = false
+		return false
+	})
+	return empty
+}
+
+// stringAt returns the string value of the JSON string literal that starts
+// at body[off] and is n bytes long. When the literal has no escapes the
+// result shares body's memory instead of copying it: this is sound because
+// an Event's Body is never modified once decoding has built it, and the
+// string keeps the whole Body alive, which the Event does anyway.
+func stringAt(body []byte, off, n int) string {
+	inner := body[off+1 : off+n-1]
+	if len(inner) == 0 {
+		return ""
+	}
+	for _, c := range inner {
+		if c == '\\' {
+			s, _ := rawjson.Unquote(body[off : off+n])
+			return s
+		}
+	}
+	return unsafe.String(&inner[0], len(inner))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s to dst as a JSON string literal, escaping
+// quotes, backslashes and control characters. Other bytes, including
+// non-ASCII UTF-8, are copied as they are.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,144 @@
+package schema
+
+import (
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
+)
+
+// EventGridSchema envelope members, in canonical order.
+const (
+	egID = iota
+	egTopic
+	egSubject
+	egEventType
+	egEventTime
+	egData
+	egDataVersion
+	egMetadataVersion
+	egCount
+)
+
+var egNames = []string{
+	egID:              "id",
+	egTopic:           "topic",
+	egSubject:         "subject",
+	egEventType:       "eventType",
+	egEventTime:       "eventTime",
+	egData:            "data",
+	egDataVersion:     "dataVersion",
+	egMetadataVersion: "metadataVersion",
+}
+
+// eventGrid decodes the EventGridSchema event object elem at index i.
+func (d *decoder) eventGrid(i int, elem []byte, defaultID string) (*eventgrid.Event, error) {
+	var m members
+	rawjson.ObjectEach(elem, func(k, v []byte) bool {
+		f, exact := fieldIndex(egNames, k)
+		// A null member is absent, except data, where null is a payload.
+		if f >= 0 && (f == egData || !isNull(v)) {
+			m.set(f, exact, v)
+		}
+		return true
+	})
+
+	id := m.val[egID]
+	switch {
+	case id == nil && defaultID == "":
+		return nil, fieldError(i, "id", "is required")
+	case id == nil:
+		id = appendJSONString(nil, defaultID)
+	case !isString(id):
+		return nil, fieldError(i, "id", "must be a string")
+	case defaultID != "":
+		if err := checkDefaultID(i, id, defaultID); err != nil {
+			return nil, err
+		}
+	}
+	if v := m.val[egTopic]; v != nil {
+		if !isString(v) {
+			return nil, fieldError(i, "topic", "must be a string")
+		}
+		if !rawjson.KeyEqualFold(v[1:len(v)-1], d.topic) {
+			return nil, fieldError(i, "topic", "is %s but the request is for topic %s",
+				literalForMessage(v), quoteForMessage(d.topic))
+		}
+	}
+	for _, f := range [...]int{egSubject, egEventType, egEventTime, egDataVersion} {
+		switch v := m.val[f]; {
+		case v == nil:
+			return nil, fieldError(i, egNames[f], "is required")
+		case !isString(v):
+			return nil, fieldError(i, egNames[f], "must be a string")
+		}
+	}
+	if v := m.val[egMetadataVersion]; v != nil && string(v) != `"1"` {
+		if s, ok := rawjson.Unquote(v); !ok || s != "1" {
+			return nil, fieldError(i, "metadataVersion", `must be "1"`)
+		}
+	}
+
+	const (
+		kID          = `{"id":`
+		kTopic       = `,"topic":`
+		kSubject     = `,"subject":`
+		kEventType   = `,"eventType":`
+		kEventTime   = `,"eventTime":`
+		kData        = `,"data":`
+		kDataVersion = `,"dataVersion":`
+		kTail        = `,"metadataVersion":"1"}`
+	)
+	subject, eventType, eventTime := m.val[egSubject], m.val[egEventType], m.val[egEventTime]
+	data, dataVersion := m.val[egData], m.val[egDataVersion]
+	n := len(kID) + len(id) + len(kTopic) + len(d.qtopic) + len(kSubject) + len(subject) +
+		len(kEventType) + len(eventType) + len(kEventTime) + len(eventTime) +
+		len(kDataVersion) + len(dataVersion) + len(kTail)
+	if data != nil {
+		n += len(kData) + len(data)
+	}
+	if n > eventgrid.MaxEventSize {
+		return nil, tooLarge(i, n)
+	}
+
+	b := make([]byte, 0, n)
+	b = append(b, kID...)
+	idAt := len(b)
+	b = append(b, id...)
+	b = append(b, kTopic...)
+	b = append(b, d.qtopic...)
+	b = append(b, kSubject...)
+	subjectAt := len(b)
+	b = append(b, subject...)
+	b = append(b, kEventType...)
+	typeAt := len(b)
+	b = append(b, eventType...)
+	b = append(b, kEventTime...)
+	b = append(b, eventTime...)
+	if data != nil {
+		b = append(b, kData...)
+		b = append(b, data...)
+	}
+	b = append(b, kDataVersion...)
+	dataVersionAt := len(b)
+	b = append(b, dataVersion...)
+	b = append(b, kTail...)
+
+	return &eventgrid.Event{
+		ID:          stringAt(b, idAt, len(id)),
+		Type:        stringAt(b, typeAt, len(eventType)),
+		Subject:     stringAt(b, subjectAt, len(subject)),
+		HasSubject:  true,
+		DataVersion: stringAt(b, dataVersionAt, len(dataVersion)),
+		Body:        b,
+		Accepted:    d.accepted,
+	}, nil
+}
+
+// checkDefaultID returns an error unless the id string literal id is
+// defaultID, the id the request's URL names.
+func checkDefaultID(i int, id []byte, defaultID string) error {
+	if s, ok := unquote(id); ok && s == defaultID {
+		return nil
+	}
+	return fieldError(i, "id", "is %s but the request is for event id %s",
+		literalForMessage(id), quoteForMessage(defaultID))
+}

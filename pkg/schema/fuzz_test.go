@@ -1,0 +1,121 @@
+package schema_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/schema"
+)
+
+var fuzzSchemas = []eventgrid.InputSchema{eventgrid.EventGridSchema, eventgrid.CustomEventSchema, eventgrid.CloudEventSchemaV1_0}
+
+// FuzzDecodeBatch decodes arbitrary bodies for each schema (chosen by
+// which): it must never panic, and what it accepts must be valid JSON in
+// canonical form, a fixed point of decoding.
+func FuzzDecodeBatch(f *testing.F) {
+	for i, body := range []string{
+		`[` + egFull + `]`,
+		`[{"Id":"1","Topic":"T1","Subject":"s","EventType":"et","EventTime":"x","Data":null,"DataVersion":"1","MetadataVersion":"1"}]`,
+		`[{"id":"\u0031","subject":"\"","eventType":"","eventTime":"","dataVersion":"","data":[1,{"a":"b"}]}]`,
+		`[ { "z" : 1 } , {} ]`,
+		`[` + ceFull + `]`,
+		`[{"specVersion":"1.0-rc1","ID":"1","source":"s","type":"t","time":"2020-02-29T23:59:60.1+01:00","Ext":1,"ext":"x","data_base64":"QQ=="}]`,
+		`[]`, `{}`, `[1]`, ``,
+	} {
+		for s := range fuzzSchemas {
+			f.Add(uint8(s+i), []byte(body))
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
+		s := fuzzSchemas[int(which)%len(fuzzSchemas)]
+		evs, err := schema.DecodeBatch(s, "t1", body, accepted)
+		if err != nil {
+			if evs != nil {
+				t.Fatal("events returned with an error")
+			}
+			if c := eventgrid.ErrorCode(err); c == eventgrid.EInternal {
+				t.Fatalf("error without a code: %v", err)
+			}
+			return
+		}
+		for _, ev := range evs {
+			checkFuzzedEvent(t, s, ev)
+		}
+	})
+}
+
+// FuzzDecodeBinary decodes arbitrary binary-mode requests, headers given as
+// "name: value" lines: it must never panic, and what it accepts must be a
+// valid canonical CloudEvent.
+func FuzzDecodeBinary(f *testing.F) {
+	const minimal = "ce-specversion: 1.0\nce-id: 1\nce-source: /src\nce-type: t\n"
+	f.Add(minimal+"Content-Type: application/json", []byte(` {"a":1} `), "")
+	f.Add(minimal+"Content-Type: text/plain; charset=utf-8", []byte("héllo\n"), "")
+	f.Add(minimal+"Content-Type: application/octet-stream", []byte{0, 1, 0xff}, "")
+	f.Add(minimal+"ce-subject: Euro%20%E2%82%AC\nCE-Ext: \"a \\\"b\\\"\"\nce-time: 2020-01-01T00:00:00Z", []byte(nil), "")
+	f.Add("ce-specversion: 1.0\nce-source: s\nce-type: t", []byte("x"), "d1")
+	f.Fuzz(func(t *testing.T, headers string, body []byte, defaultID string) {
+		h := http.Header{}
+		for _, line := range strings.Split(headers, "\n") {
+			if name, value, ok := strings.Cut(line, ":"); ok {
+				h[name] = append(h[name], strings.TrimSpace(value))
+			}
+		}
+		ev, err := schema.DecodeBinary(h, body, defaultID, accepted)
+		if err != nil {
+			if ev != nil {
+				t.Fatal("event returned with an error")
+			}
+			return
+		}
+		checkFuzzedEvent(t, eventgrid.CloudEventSchemaV1_0, ev)
+	})
+}
+
+// checkFuzzedEvent checks an accepted event: its Body is valid JSON and, for
+// the schemas with a canonical form, decoding [Body] again gives the same
+// Body and fields.
+func checkFuzzedEvent(t *testing.T, s eventgrid.InputSchema, ev *eventgrid.Event) {
+	t.Helper()
+	if !json.Valid(ev.Body) {
+		t.Fatalf("Body is not valid JSON: %q", ev.Body)
+	}
+	if len(ev.Body) > eventgrid.MaxEventSize {
+		t.Fatalf("Body is %d bytes", len(ev.Body))
+	}
+	if s == eventgrid.CustomEventSchema {
+		return
+	}
+	again, err := schema.DecodeBatch(s, "t1", append(append([]byte("["), ev.Body...), ']'), accepted)
+	if err != nil {
+		t.Fatalf("canonical Body %q does not decode: %v", ev.Body, err)
+	}
+	if len(again) != 1 || !bytes.Equal(again[0].Body, ev.Body) {
+		t.Fatalf("canonical form is not a fixed point:\n%q\n%q", ev.Body, again[0].Body)
+	}
+	if a := again[0]; a.ID != ev.ID || a.Type != ev.Type || a.Subject != ev.Subject || a.HasSubject != ev.HasSubject || a.DataVersion != ev.DataVersion {
+		t.Fatalf("fields changed on re-decoding: %+v, then %+v", *ev, *a)
+	}
+	if !utf8.Valid(ev.Body) {
+		return // encoding/json would replace the invalid bytes
+	}
+	var m map[string]any
+	if err := json.Unmarshal(ev.Body, &m); err != nil {
+		t.Fatal(err)
+	}
+	typeKey := "type"
+	if s == eventgrid.EventGridSchema {
+		typeKey = "eventType"
+	}
+	if m["id"] != ev.ID || m[typeKey] != ev.Type {
+		t.Fatalf("ID, Type = %q, %q; Body has %q, %q", ev.ID, ev.Type, m["id"], m[typeKey])
+	}
+	if subject, ok := m["subject"]; ok != ev.HasSubject || (ok && subject != ev.Subject) {
+		t.Fatalf("Subject = %q, %v; Body has %v", ev.Subject, ev.HasSubject, subject)
+	}
+}

@@ -1,0 +1,90 @@
+package schema
+
+// validTimestamp reports whether s is an RFC 3339 date-time, such as
+// 2018-04-05T17:31:00Z or 2018-04-05t17:31:00.123456789+02:00: the date must
+// exist, the hour be 00-23, the minute 00-59 and the second 00-60 (a leap
+// second); "T" and "Z" may be lower case, as RFC 3339 §5.6 allows.
+func validTimestamp(s string) bool {
+	// Shortest form: 2006-01-02T15:04:05Z (20 bytes).
+	if len(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
+		s[13] != ':' || s[16] != ':' {
+		return false
+	}
+	year, ok1 := digits(s[0:4])
+	month, ok2 := digits(s[5:7])
+	day, ok3 := digits(s[8:10])
+	hour, ok4 := digits(s[11:13])
+	minute, ok5 := digits(s[14:16])
+	second, ok6 := digits(s[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) ||
+		month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		hour > 23 || minute > 59 || second > 60 {
+		return false
+	}
+	rest := s[19:]
+	if rest[0] == '.' {
+		j := 1
+		for j < len(rest) && '0' <= rest[j] && rest[j] <= '9' {
+			j++
+		}
+		if j == 1 {
+			return false
+		}
+		rest = rest[j:]
+	}
+	switch {
+	case rest == "Z" || rest == "z":
+		return true
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, ok1 := digits(rest[1:3])
+		om, ok2 := digits(rest[4:6])
+		return ok1 && ok2 && oh <= 23 && om <= 59
+	}
+	return false
+}
+
+// digits parses s, which must be all ASCII digits.
+func digits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// validBase64 reports whether s is standard base64 (RFC 4648 §4) with
+// padding, the encoding the CloudEvents JSON format names for data_base64.
+// Line breaks are not allowed.
+func validBase64(s string) bool {
+	if len(s)%4 != 0 {
+		return false
+	}
+	pad := 0
+	for pad < 2 && pad < len(s) && s[len(s)-1-pad] == '=' {
+		pad++
+	}
+	for i := 0; i < len(s)-pad; i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,227 @@
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/schema"
+)
+
+// Content types of delivery requests (binding decision 10).
+const (
+	ContentTypeJSON        = "application/json; charset=utf-8"
+	ContentTypeCloudEvents = "application/cloudevents-batch+json; charset=utf-8"
+)
+
+// Options configure a Sender.
+type Options struct {
+	// TLSConfig is used for https destinations; nil means Go's defaults.
+	TLSConfig *tls.Config
+	// MaxConnsPerHost bounds the connections to one destination host.
+	MaxConnsPerHost int
+	// UserAgent is sent with every request.
+	UserAgent string
+}
+
+// Sender posts batches to their subscription's destination. It is safe for
+// concurrent use and reuses connections (keep-alive) across batches.
+type Sender struct {
+	client    *http.Client
+	userAgent string
+}
+
+var _ delivery.Sender = (*Sender)(nil)
+
+// New returns a Sender.
+func New(o Options) *Sender {
+	if o.MaxConnsPerHost <= 0 {
+		o.MaxConnsPerHost = 100
+	}
+	t := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       o.TLSConfig,
+		TLSHandshakeTimeout:   15 * time.Second,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   o.MaxConnsPerHost,
+		MaxConnsPerHost:       o.MaxConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &Sender{
+		client: &http.Client{
+			Transport: t,
+			// Redirects are failures, never followed (binding decision 8).
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		userAgent: o.UserAgent,
+	}
+}
+
+// Error is a failed delivery attempt. StatusCode is 0 when no response
+// arrived. Its text never contains the destination URL, whose query may
+// carry secrets.
+type Error struct {
+	StatusCode int
+	Err        error
+}
+
+func (e *Error) Error() string {
+	if e.StatusCode != 0 {
+		return fmt.Sprintf("webhook: destination answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	}
+	return "webhook: " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Send implements delivery.Sender.
+func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
+	sub := b.Subscription
+	dst := sub.Destination
+	body := newBody(b.Events, dst.EndpointType == eventgrid.EventGrid && sub.EventDeliverySchema == eventgrid.EventGridSchema, dst.TopicName)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, dst.EndpointURL, body.reader())
+	if err != nil {
+		return &Error{Err: errors.New("cannot build the request for the destination URL")}
+	}
+	// GetBody lets the transport replay the request on a fresh connection
+	// when a kept-alive one turns out to be closed before anything was sent.
+	req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
+	req.ContentLength = body.size
+	h := req.Header
+	if sub.EventDeliverySchema == eventgrid.CloudEventSchemaV1_0 {
+		h.Set("Content-Type", ContentTypeCloudEvents)
+	} else {
+		h.Set("Content-Type", ContentTypeJSON)
+	}
+	h.Set("aeg-event-type", "Notification")
+	h.Set("aeg-subscription-name", sub.Name)
+	h.Set("aeg-delivery-count", strconv.Itoa(b.DeliveryCount))
+	h.Set("aeg-metadata-version", "1")
+	if sub.EventDeliverySchema == eventgrid.EventGridSchema && len(b.Events) > 0 {
+		h.Set("aeg-data-version", b.Events[0].DataVersion)
+	}
+	if dst.EndpointType == eventgrid.EventGrid {
+		h.Set("aeg-sas-key", dst.SASKey)
+	}
+	if s.userAgent != "" {
+		h.Set("User-Agent", s.userAgent)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return &Error{Err: cause(ctx, err)}
+	}
+	// Drain a little so the connection can be reused, then close.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 204 {
+		return &Error{StatusCode: resp.StatusCode}
+	}
+	return nil
+}
+
+// cause strips the URL from a client error.
+func cause(ctx context.Context, err error) error {
+	if ctx.Err() == context.DeadlineExceeded {
+		return errors.New("no response before the delivery timeout")
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// body is a delivery request's JSON array, held as the events' own bytes
+// with the brackets and commas between them, so no event is copied.
+type body struct {
+	parts [][]byte
+	size  int64
+}
+
+var (
+	openBracket  = []byte{'['}
+	comma        = []byte{','}
+	closeBracket = []byte{']'}
+)
+
+// newBody lays out the array. With rewriteTopic, EventGridSchema events get
+// topicName as their topic, or null when it is empty (spec §4.3).
+func newBody(events []*eventgrid.Event, rewriteTopic bool, topicName string) *body {
+	b := &body{parts: make([][]byte, 0, 2*len(events)+1)}
+	b.add(openBracket)
+	for i, ev := range events {
+		if i > 0 {
+			b.add(comma)
+		}
+		if rewriteTopic {
+			b.add(schema.WithTopic(ev.Body, topicName))
+		} else {
+			b.add(ev.Body)
+		}
+	}
+	b.add(closeBracket)
+	return b
+}
+
+func (b *body) add(p []byte) {
+	b.parts = append(b.parts, p)
+	b.size += int64(len(p))
+}
+
+func (b *body) reader() io.ReadCloser {
+	r := &partsReader{parts: b.parts}
+	return r
+}
+
+// partsReader reads a sequence of byte slices as one stream.
+type partsReader struct {
+	parts [][]byte
+	i     int
+	off   int
+}
+
+func (r *partsReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && r.i < len(r.parts) {
+		c := copy(p[n:], r.parts[r.i][r.off:])
+		n += c
+		r.off += c
+		if r.off == len(r.parts[r.i]) {
+			r.i++
+			r.off = 0
+		}
+	}
+	if n == 0 && r.i >= len(r.parts) {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// WriteTo lets io.Copy write each part directly.
+func (r *partsReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for r.i < len(r.parts) {
+		n, err := w.Write(r.parts[r.i][r.off:])
+		total += int64(n)
+		if err != nil {
+			r.off += n
+			return total, err
+		}
+		r.i++
+		r.off = 0
+	}
+	return total, nil
+}
+
+func (r *partsReader) Close() error { return nil }

@@ -35,7 +35,7 @@ const (
 func publishMode(s eventgrid.InputSchema, mt string, binary, single bool) (decodeMode, error) {
 	if s != eventgrid.CloudEventSchemaV1_0 {
 		if mt != mediaJSON {
-			return 0, eventgrid.Errorf(eventgrid.EUnsupportedMedia, "Content-Type %q is not supported for a %s topic; send %s.", mt, s, mediaJSON)
+			return 0, eventgrid.Errorf(eventgrid.EUnsupportedMedia, "Content-Type %q is not supported for topics of schema %s; send %s.", mt, s, mediaJSON)
 		}
 		if single {
 			return decodeOne, nil
@@ -56,7 +56,7 @@ func publishMode(s eventgrid.InputSchema, mt string, binary, single bool) (decod
 	case mt == mediaJSON:
 		return decodeAny, nil
 	}
-	return 0, eventgrid.Errorf(eventgrid.EUnsupportedMedia, "Content-Type %q is not supported for a %s topic; send %s, %s, %s, or a binary-mode CloudEvent with ce-* headers.", mt, s, mediaCloudEvent, mediaCloudEvents, mediaJSON)
+	return 0, eventgrid.Errorf(eventgrid.EUnsupportedMedia, "Content-Type %q is not supported for topics of schema %s; send %s, %s, %s, or a binary-mode CloudEvent with ce-* headers.", mt, s, mediaCloudEvent, mediaCloudEvents, mediaJSON)
 }
 
 func (s *Server) publishBatch(c echo.Context) error { return s.publish(c, false) }

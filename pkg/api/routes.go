@@ -23,22 +23,25 @@ func (s *Server) routes() {
 		e.GET("/healthz", s.health)
 	}
 
-	edge := e.Group("", requireAPIVersion(edgeAPIVersions))
-	edge.GET("/topics", s.listTopics)
-	edge.PUT("/topics/:topic", s.putTopic)
-	edge.GET("/topics/:topic", s.getTopic)
-	edge.DELETE("/topics/:topic", s.deleteTopic)
+	// The api-version check is route middleware, not a group's: an echo
+	// group with middleware registers a catch-all route for its prefix, and
+	// with the prefix "" that would turn every unknown path and wrong method
+	// into an api-version error instead of 404 or 405.
+	edge := requireAPIVersion(edgeAPIVersions)
+	e.GET("/topics", s.listTopics, edge)
+	e.PUT("/topics/:topic", s.putTopic, edge)
+	e.GET("/topics/:topic", s.getTopic, edge)
+	e.DELETE("/topics/:topic", s.deleteTopic, edge)
 
-	edge.GET("/topics/:topic/eventSubscriptions", s.listSubscriptions)
-	edge.PUT("/topics/:topic/eventSubscriptions/:sub", s.putSubscription)
-	edge.GET("/topics/:topic/eventSubscriptions/:sub", s.getSubscription)
-	edge.DELETE("/topics/:topic/eventSubscriptions/:sub", s.deleteSubscription)
+	e.GET("/topics/:topic/eventSubscriptions", s.listSubscriptions, edge)
+	e.PUT("/topics/:topic/eventSubscriptions/:sub", s.putSubscription, edge)
+	e.GET("/topics/:topic/eventSubscriptions/:sub", s.getSubscription, edge)
+	e.DELETE("/topics/:topic/eventSubscriptions/:sub", s.deleteSubscription, edge)
 
-	edge.POST("/topics/:topic/events", s.publishBatch)
-	edge.POST("/topics/:topic/events/:id", s.publishOne)
+	e.POST("/topics/:topic/events", s.publishBatch, edge)
+	e.POST("/topics/:topic/events/:id", s.publishOne, edge)
 
-	cloud := e.Group("", requireAPIVersion(cloudAPIVersions))
-	cloud.POST("/topics/:topic/api/events", s.publishBatch)
+	e.POST("/topics/:topic/api/events", s.publishBatch, requireAPIVersion(cloudAPIVersions))
 }
 
 func (s *Server) health(c echo.Context) error {
@@ -113,9 +116,15 @@ func canonicalise(p string) string {
 	return strings.Join(parts, "/")
 }
 
-// param returns a path parameter, URL-decoded.
+// param returns a path parameter, URL-decoded exactly once. echo routes on
+// URL.RawPath when it is set (the path holds an escape that decoding would
+// lose, such as %2F) and on the already decoded URL.Path otherwise; only in
+// the first case is the parameter still escaped.
 func param(c echo.Context, name string) string {
 	v := c.Param(name)
+	if c.Request().URL.RawPath == "" {
+		return v
+	}
 	if d, err := url.PathUnescape(v); err == nil {
 		return d
 	}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -79,7 +80,7 @@ func (o Options) validateSubscription(sub *eventgrid.EventSubscription, topic ev
 		return nil, err
 	}
 	if p := sub.RetryPolicy; p != nil {
-		if p.MaxDeliveryAttempts > o.MaxDeliveryAttempts {
+		if p.MaxDeliveryAttempts < 0 || p.MaxDeliveryAttempts > o.MaxDeliveryAttempts {
 			return nil, eventgrid.Errorf(eventgrid.EInvalidRetryPolicy, "properties.retryPolicy.maxDeliveryAttempts must be between 1 and %d; got %d.", o.MaxDeliveryAttempts, p.MaxDeliveryAttempts)
 		}
 		if p.EventExpiryInMinutes != 0 && (p.EventExpiryInMinutes < o.MinExpiryMinutes || p.EventExpiryInMinutes > o.MaxExpiryMinutes) {
@@ -94,6 +95,12 @@ func (o Options) validateSubscription(sub *eventgrid.EventSubscription, topic ev
 		return nil, err
 	}
 	if f := sub.Filter; f != nil {
+		// Copy before normalising, so the stored subscription shares no
+		// memory with the caller's.
+		fc := *f
+		fc.IncludedEventTypes = slices.Clone(f.IncludedEventTypes)
+		fc.AdvancedFilters = slices.Clone(f.AdvancedFilters)
+		sub.Filter, f = &fc, &fc
 		for i := range f.AdvancedFilters {
 			if c, ok := filter.CanonicalOperator(f.AdvancedFilters[i].OperatorType); ok {
 				f.AdvancedFilters[i].OperatorType = c
@@ -105,10 +112,10 @@ func (o Options) validateSubscription(sub *eventgrid.EventSubscription, topic ev
 
 func (o Options) validateDestination(d *eventgrid.Destination) error {
 	const field = "properties.destination.properties."
-	if d.MaxEventsPerBatch > o.MaxEventsPerBatch {
+	if d.MaxEventsPerBatch < 0 || d.MaxEventsPerBatch > o.MaxEventsPerBatch {
 		return eventgrid.Errorf(eventgrid.EInvalidDelivery, field+"maxEventsPerBatch must be between 1 and %d; got %d.", o.MaxEventsPerBatch, d.MaxEventsPerBatch)
 	}
-	if d.PreferredBatchSizeInKilobytes > o.MaxPreferredBatchSizeKB {
+	if d.PreferredBatchSizeInKilobytes < 0 || d.PreferredBatchSizeInKilobytes > o.MaxPreferredBatchSizeKB {
 		return eventgrid.Errorf(eventgrid.EInvalidDelivery, field+"preferredBatchSizeInKilobytes must be between 1 and %d; got %d.", o.MaxPreferredBatchSizeKB, d.PreferredBatchSizeInKilobytes)
 	}
 	if d.EndpointURL == "" {
@@ -138,6 +145,8 @@ func (o Options) validateDestination(d *eventgrid.Destination) error {
 		if d.SASKey == "" {
 			return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"sasKey is required for an EventGrid destination.")
 		}
+	default:
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination.endpointType %q is not supported; supported values are WebHook and EventGrid.", d.EndpointType)
 	}
 	return nil
 }

@@ -176,7 +176,7 @@ func binaryData(m *members, body []byte) error {
 			return nil
 		}
 		if !json.Valid(data) {
-			return invalidJSON("the request body (Content-Type "+mediaType+")", data)
+			return invalidJSON("the request body (Content-Type "+mediaType+")", body)
 		}
 		m.val[ceData] = data
 	case len(body) == 0:

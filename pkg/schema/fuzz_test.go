@@ -105,7 +105,9 @@ func checkFuzzedEvent(t *testing.T, s eventgrid.InputSchema, ev *eventgrid.Event
 		return // encoding/json would replace the invalid bytes
 	}
 	var m map[string]any
-	if err := json.Unmarshal(ev.Body, &m); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(ev.Body))
+	dec.UseNumber() // numbers beyond float64 are valid JSON
+	if err := dec.Decode(&m); err != nil {
 		t.Fatal(err)
 	}
 	typeKey := "type"

@@ -1,0 +1,623 @@
+package delivery_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+func TestEngine_Retry(t *testing.T) {
+	t.Run("FailsThenSucceedsOnSchedule", func(t *testing.T) {
+		var calls atomic.Int32
+		s := &sender{SendFn: func(context.Context, *delivery.Batch) error {
+			if calls.Add(1) <= 3 {
+				return errFail
+			}
+			return nil
+		}}
+		o := fastOptions()
+		e := mustEngine(t, o, s, nil)
+		sub := newSub(e, "s")
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
+		eventually(t, 5*time.Second, func() error {
+			if n := s.delivered("s")["e1"]; n != 1 {
+				return fmt.Errorf("delivered %d times", n)
+			}
+			return nil
+		})
+		bs := s.Batches()
+		if len(bs) != 4 {
+			t.Fatalf("%d attempts, want 4", len(bs))
+		}
+		// Immediate, then the first back-off, then the second twice.
+		want := []time.Duration{o.Backoff[0], o.Backoff[1], o.Backoff[1]}
+		for i, w := range want {
+			gap := bs[i+1].at.Sub(bs[i].at)
+			if gap < w || gap > w+time.Second {
+				t.Errorf("gap before attempt %d = %v, want %v (+ scheduling slack)", i+2, gap, w)
+			}
+			if bs[i+1].count != i+1 {
+				t.Errorf("attempt %d DeliveryCount = %d, want %d", i+2, bs[i+1].count, i+1)
+			}
+		}
+		if e.Stats().QueuedEvents != 0 || e.Stats().QueuedBytes != 0 {
+			t.Errorf("budget not returned: %+v", e.Stats())
+		}
+	})
+
+	t.Run("MaxDeliveryAttempts", func(t *testing.T) {
+		s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
+		m := newMetrics()
+		e := mustEngine(t, fastOptions(), s, m)
+		sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
+			s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 3}
+		})
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
+		eventually(t, 5*time.Second, func() error {
+			if m.droppedN("s", delivery.DropMaxAttempts) != 1 {
+				return errors.New("not dropped yet")
+			}
+			return nil
+		})
+		if n := len(s.Batches()); n != 3 {
+			t.Errorf("%d attempts, want 3", n)
+		}
+		if e.Stats().QueuedEvents != 0 {
+			t.Errorf("budget not returned")
+		}
+	})
+
+	t.Run("TimeToLive", func(t *testing.T) {
+		s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
+		m := newMetrics()
+		o := fastOptions()
+		o.DefaultTTL = 400 * time.Millisecond
+		e := mustEngine(t, o, s, m)
+		sub := newSub(e, "s")
+		ev := newEvent("e1", 100)
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, ev)
+		eventually(t, 5*time.Second, func() error {
+			if m.droppedN("s", delivery.DropExpired) != 1 {
+				return errors.New("not expired yet")
+			}
+			return nil
+		})
+		bs := s.Batches()
+		for _, b := range bs {
+			if b.at.Sub(ev.Accepted) > o.DefaultTTL {
+				t.Errorf("attempt at %v after acceptance, past the TTL", b.at.Sub(ev.Accepted))
+			}
+		}
+		if len(bs) < 2 {
+			t.Errorf("%d attempts, want at least 2 before the TTL", len(bs))
+		}
+	})
+
+	t.Run("SubscriptionPolicyWins", func(t *testing.T) {
+		s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
+		m := newMetrics()
+		o := fastOptions()
+		o.DefaultMaxDeliveryAttempts = 2
+		e := mustEngine(t, o, s, m)
+		sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
+			s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 4}
+		})
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
+		eventually(t, 5*time.Second, func() error {
+			if m.droppedN("s", delivery.DropMaxAttempts) != 1 {
+				return errors.New("not dropped yet")
+			}
+			return nil
+		})
+		if n := len(s.Batches()); n != 4 {
+			t.Errorf("%d attempts, want 4", n)
+		}
+	})
+}
+
+func TestEngine_Batching(t *testing.T) {
+	// block holds the first request until released, so that events queue up
+	// behind it and the next batches can be observed whole.
+	type blocker struct {
+		once    sync.Once
+		started chan struct{}
+		release chan struct{}
+	}
+	newBlocker := func() *blocker { return &blocker{started: make(chan struct{}), release: make(chan struct{})} }
+	setup := func(t *testing.T, mod func(*eventgrid.EventSubscription)) (*sender, *blocker, *delivery.Engine, *eventgrid.EventSubscription) {
+		bl := newBlocker()
+		s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+			first := false
+			bl.once.Do(func() { first = true; close(bl.started) })
+			if first {
+				<-bl.release
+			}
+			return nil
+		}}
+		o := fastOptions()
+		o.MaxPerSubscription = 1
+		o.DefaultMaxBatchBytes = 10000
+		e := mustEngine(t, o, s, nil)
+		return s, bl, e, newSub(e, "s", mod)
+	}
+	sizes := func(bs []sent) []int {
+		var n []int
+		for _, b := range bs {
+			n = append(n, len(b.ids))
+		}
+		return n
+	}
+
+	t.Run("OffByDefault", func(t *testing.T) {
+		s, bl, e, sub := setup(t, nil)
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("first", 50))
+		<-bl.started
+		for i := range 5 {
+			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint(i), 50))
+		}
+		close(bl.release)
+		eventually(t, 5*time.Second, func() error {
+			if n := len(s.delivered("s")); n != 6 {
+				return fmt.Errorf("%d delivered", n)
+			}
+			return nil
+		})
+		if got := sizes(s.Batches()); !slices.Equal(got, []int{1, 1, 1, 1, 1, 1}) {
+			t.Errorf("batch sizes %v", got)
+		}
+	})
+
+	t.Run("CapByCount", func(t *testing.T) {
+		s, bl, e, sub := setup(t, func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 3 })
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("first", 50))
+		<-bl.started
+		var evs []*eventgrid.Event
+		for i := range 7 {
+			evs = append(evs, newEvent(fmt.Sprint(i), 50))
+		}
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
+		close(bl.release)
+		eventually(t, 5*time.Second, func() error {
+			if n := len(s.delivered("s")); n != 8 {
+				return fmt.Errorf("%d delivered", n)
+			}
+			return nil
+		})
+		if got := sizes(s.Batches()); !slices.Equal(got, []int{1, 3, 3, 1}) {
+			t.Errorf("batch sizes %v, want [1 3 3 1]", got)
+		}
+	})
+
+	t.Run("CapByBytes", func(t *testing.T) {
+		// 1 KB cap: the array's brackets and commas count, so 3 events of
+		// 300 bytes fit (2+300*3+2 = 904) and a fourth does not.
+		s, bl, e, sub := setup(t, func(s *eventgrid.EventSubscription) { s.Destination.PreferredBatchSizeInKilobytes = 1 })
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("first", 50))
+		<-bl.started
+		var evs []*eventgrid.Event
+		for i := range 7 {
+			evs = append(evs, newEvent(fmt.Sprint(i), 300))
+		}
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
+		close(bl.release)
+		eventually(t, 5*time.Second, func() error {
+			if n := len(s.delivered("s")); n != 8 {
+				return fmt.Errorf("%d delivered", n)
+			}
+			return nil
+		})
+		// Default count cap (10) does not bind; bytes do.
+		if got := sizes(s.Batches()); !slices.Equal(got, []int{1, 3, 3, 1}) {
+			t.Errorf("batch sizes %v, want [1 3 3 1]", got)
+		}
+	})
+
+	t.Run("OversizeEventGoesAlone", func(t *testing.T) {
+		s, bl, e, sub := setup(t, func(s *eventgrid.EventSubscription) { s.Destination.PreferredBatchSizeInKilobytes = 1 })
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("first", 50))
+		<-bl.started
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("a", 100), newEvent("big", 5000), newEvent("b", 100), newEvent("c", 100))
+		close(bl.release)
+		eventually(t, 5*time.Second, func() error {
+			if n := len(s.delivered("s")); n != 5 {
+				return fmt.Errorf("%d delivered", n)
+			}
+			return nil
+		})
+		var got [][]string
+		for _, b := range s.Batches()[1:] {
+			got = append(got, b.ids)
+		}
+		want := [][]string{{"a"}, {"big"}, {"b", "c"}}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("batches %v, want %v", got, want)
+		}
+	})
+
+	t.Run("NeverWaitsToFill", func(t *testing.T) {
+		s := &sender{}
+		e := mustEngine(t, fastOptions(), s, nil)
+		sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 50 })
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("only", 50))
+		eventually(t, time.Second, func() error {
+			if len(s.delivered("s")) != 1 {
+				return errors.New("not delivered")
+			}
+			return nil
+		})
+	})
+
+	t.Run("FailedBatchSplits", func(t *testing.T) {
+		var calls atomic.Int32
+		s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+			if calls.Add(1) == 1 {
+				return errFail
+			}
+			return nil
+		}}
+		o := fastOptions()
+		o.MaxPerSubscription = 1
+		e := mustEngine(t, o, s, nil)
+		sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 10 })
+		var evs []*eventgrid.Event
+		for i := range 4 {
+			evs = append(evs, newEvent(fmt.Sprint(i), 50))
+		}
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
+		eventually(t, 5*time.Second, func() error {
+			if n := len(s.delivered("s")); n != 4 {
+				return fmt.Errorf("%d delivered", n)
+			}
+			return nil
+		})
+		for _, b := range s.Batches()[1:] {
+			if b.count != 1 {
+				t.Errorf("retry batch %v has DeliveryCount %d, want 1", b.ids, b.count)
+			}
+		}
+	})
+}
+
+func TestEngine_Isolation(t *testing.T) {
+	t.Run("HangingSubscriberDoesNotDelayOthers", func(t *testing.T) {
+		hang := make(chan struct{})
+		defer close(hang)
+		s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+			if b.Subscription.Name == "hanging" {
+				select {
+				case <-hang:
+				case <-ctx.Done():
+				}
+				return ctx.Err()
+			}
+			return nil
+		}}
+		o := fastOptions()
+		o.MaxConcurrent = 4
+		o.MaxPerSubscription = 2
+		o.DeliverTimeout = time.Minute
+		e := mustEngine(t, o, s, nil)
+		hanging, healthy := newSub(e, "hanging"), newSub(e, "healthy")
+		for i := range 50 {
+			mustPublish(t, e, []*eventgrid.EventSubscription{hanging, healthy}, newEvent(fmt.Sprint(i), 50))
+		}
+		eventually(t, 5*time.Second, func() error {
+			if n := len(s.delivered("healthy")); n != 50 {
+				return fmt.Errorf("healthy got %d of 50", n)
+			}
+			return nil
+		})
+	})
+
+	t.Run("ConcurrencyBound", func(t *testing.T) {
+		var inflight, peak atomic.Int32
+		s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+			n := inflight.Add(1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+			inflight.Add(-1)
+			return nil
+		}}
+		o := fastOptions()
+		o.MaxConcurrent = 3
+		o.MaxPerSubscription = 10
+		e := mustEngine(t, o, s, nil)
+		var subs []*eventgrid.EventSubscription
+		for i := range 4 {
+			subs = append(subs, newSub(e, fmt.Sprint("s", i)))
+		}
+		for i := range 100 {
+			mustPublish(t, e, subs, newEvent(fmt.Sprint(i), 50))
+		}
+		eventually(t, 10*time.Second, func() error {
+			if n := e.Stats().QueuedEvents; n != 0 {
+				return fmt.Errorf("%d still queued", n)
+			}
+			return nil
+		})
+		if p := peak.Load(); p > 3 || p < 2 {
+			t.Errorf("peak in flight %d, want at most 3 (and some concurrency)", p)
+		}
+	})
+}
+
+func TestEngine_BackPressure(t *testing.T) {
+	up := atomic.Bool{}
+	s := &sender{SendFn: func(context.Context, *delivery.Batch) error {
+		if up.Load() {
+			return nil
+		}
+		return errFail
+	}}
+	m := newMetrics()
+	o := fastOptions()
+	o.MaxQueuedEvents = 10
+	o.MaxQueuedBytes = 1 << 20
+	e := mustEngine(t, o, s, m)
+	a, b := newSub(e, "a"), newSub(e, "b")
+	both := []*eventgrid.EventSubscription{a, b}
+	for i := range 5 {
+		mustPublish(t, e, both, newEvent(fmt.Sprint(i), 100))
+	}
+	// Full: 10 deliveries queued. A request of one more event (two
+	// deliveries) is refused whole.
+	err := publish(e, both, newEvent("x", 100))
+	if eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
+		t.Fatalf("Publish at the limit = %v, want EQueueFull", err)
+	}
+	if st := e.Stats(); st.QueuedEvents != 10 {
+		t.Fatalf("queued %d after a refused publish, want 10", st.QueuedEvents)
+	}
+	if m.rejected != 2 {
+		t.Errorf("rejected = %d, want 2", m.rejected)
+	}
+	// The subscriber comes back: the queue drains and publishing works again.
+	up.Store(true)
+	eventually(t, 5*time.Second, func() error {
+		if n := e.Stats().QueuedEvents; n != 0 {
+			return fmt.Errorf("%d still queued", n)
+		}
+		return nil
+	})
+	mustPublish(t, e, both, newEvent("y", 100))
+	eventually(t, 5*time.Second, func() error {
+		if s.delivered("a")["y"] != 1 || s.delivered("b")["y"] != 1 {
+			return errors.New("y not delivered to both")
+		}
+		return nil
+	})
+
+	t.Run("Bytes", func(t *testing.T) {
+		s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
+		o := fastOptions()
+		o.MaxQueuedBytes = 1000
+		e := mustEngine(t, o, s, nil)
+		a, b := newSub(e, "a"), newSub(e, "b")
+		// One event shared by two subscriptions counts its bytes once.
+		mustPublish(t, e, []*eventgrid.EventSubscription{a, b}, newEvent("1", 600))
+		if st := e.Stats(); st.QueuedBytes != 600 {
+			t.Errorf("QueuedBytes = %d, want 600", st.QueuedBytes)
+		}
+		if err := publish(e, []*eventgrid.EventSubscription{a}, newEvent("2", 300), newEvent("3", 300)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
+			t.Errorf("Publish over the byte limit = %v, want EQueueFull", err)
+		}
+		if st := e.Stats(); st.QueuedBytes != 600 || st.QueuedEvents != 2 {
+			t.Errorf("after refusal: %d bytes, %d events; want 600, 2", st.QueuedBytes, st.QueuedEvents)
+		}
+	})
+}
+
+func TestEngine_Lifecycle(t *testing.T) {
+	t.Run("UpdateAppliesToQueuedEvents", func(t *testing.T) {
+		var failing atomic.Bool
+		failing.Store(true)
+		s := &sender{SendFn: func(context.Context, *delivery.Batch) error {
+			if failing.Load() {
+				return errFail
+			}
+			return nil
+		}}
+		o := fastOptions()
+		o.MaxPerSubscription = 1
+		e := mustEngine(t, o, s, nil)
+		sub := newSub(e, "s")
+		var evs []*eventgrid.Event
+		for i := range 6 {
+			evs = append(evs, newEvent(fmt.Sprint(i), 50))
+		}
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
+		eventually(t, 5*time.Second, func() error {
+			if len(s.Batches()) < 6 {
+				return errors.New("first attempts not made")
+			}
+			return nil
+		})
+		// Turn batching on while the events wait in back-off.
+		upd := *sub
+		upd.Destination.MaxEventsPerBatch = 10
+		e.SubscriptionPut(&upd)
+		failing.Store(false)
+		eventually(t, 5*time.Second, func() error {
+			if n := len(s.delivered("s")); n != 6 {
+				return fmt.Errorf("%d delivered", n)
+			}
+			return nil
+		})
+		var last sent
+		for _, b := range s.Batches() {
+			if b.err == nil {
+				last = b
+			}
+		}
+		if len(last.ids) < 2 {
+			t.Errorf("retries were not batched after the update: %v", s.Batches())
+		}
+	})
+
+	t.Run("DeleteDiscardsQueue", func(t *testing.T) {
+		s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
+		m := newMetrics()
+		e := mustEngine(t, fastOptions(), s, m)
+		sub := newSub(e, "s")
+		for i := range 5 {
+			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint(i), 50))
+		}
+		eventually(t, 5*time.Second, func() error {
+			if st, _ := e.QueueStats(sub); st.Backoff[0]+st.Backoff[1] != 5 {
+				return fmt.Errorf("%+v", st)
+			}
+			return nil
+		})
+		e.SubscriptionDeleted(sub)
+		if st := e.Stats(); st.QueuedEvents != 0 || st.QueuedBytes != 0 {
+			t.Errorf("budget after delete: %+v", st)
+		}
+		if n := m.droppedN("s", delivery.DropDeleted); n != 5 {
+			t.Errorf("dropped %d as deleted, want 5", n)
+		}
+		// Publishing to the deleted subscription drops, never queues.
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("late", 50))
+		if st := e.Stats(); st.QueuedEvents != 0 {
+			t.Errorf("queued %d for a deleted subscription", st.QueuedEvents)
+		}
+	})
+
+	t.Run("CloseFinishesInFlightAndDiscardsQueued", func(t *testing.T) {
+		started := make(chan struct{}, 1)
+		var finished atomic.Bool
+		s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+			if b.Events[0].ID == "0" {
+				started <- struct{}{}
+				time.Sleep(200 * time.Millisecond)
+				finished.Store(true)
+			}
+			return nil
+		}}
+		o := fastOptions()
+		o.MaxPerSubscription = 1
+		e := delivery.New(o, s, nil, zerologNop())
+		sub := newSub(e, "s")
+		for i := range 5 {
+			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint(i), 50))
+		}
+		<-started
+		n := e.Close(5 * time.Second)
+		if !finished.Load() {
+			t.Error("Close returned before the request in flight finished")
+		}
+		if n != 4 {
+			t.Errorf("Close discarded %d, want 4", n)
+		}
+		if err := publish(e, []*eventgrid.EventSubscription{sub}, newEvent("after", 10)); eventgrid.ErrorCode(err) != eventgrid.EUnavailable {
+			t.Errorf("Publish after Close = %v, want EUnavailable", err)
+		}
+	})
+
+	t.Run("CloseCancelsAtTimeout", func(t *testing.T) {
+		s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}}
+		o := fastOptions()
+		o.DeliverTimeout = time.Hour
+		e := delivery.New(o, s, nil, zerologNop())
+		sub := newSub(e, "s")
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("1", 50))
+		eventually(t, time.Second, func() error {
+			if e.Stats().InFlight != 1 {
+				return errors.New("not in flight")
+			}
+			return nil
+		})
+		start := time.Now()
+		e.Close(100 * time.Millisecond)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("Close took %v with a 100ms stop timeout", d)
+		}
+	})
+}
+
+// TestEngine_Conservation publishes thousands of events to subscriptions
+// whose sender fails at random and checks that every (event, subscription)
+// pair ends delivered or dropped by policy, and counted: none vanish.
+func TestEngine_Conservation(t *testing.T) {
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+		mu.Lock()
+		fail := rng.IntN(100) < 30
+		mu.Unlock()
+		if fail {
+			return errFail
+		}
+		return nil
+	}}
+	m := newMetrics()
+	o := fastOptions()
+	o.Backoff = [2]time.Duration{10 * time.Millisecond, 20 * time.Millisecond}
+	o.DefaultMaxDeliveryAttempts = 3
+	e := mustEngine(t, o, s, m)
+	var subs []*eventgrid.EventSubscription
+	for i := range 5 {
+		subs = append(subs, newSub(e, fmt.Sprint("s", i), func(s *eventgrid.EventSubscription) {
+			if i%2 == 0 {
+				s.Destination.MaxEventsPerBatch = 7
+			}
+		}))
+	}
+	const n = 3000
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 4 {
+				mustPublish(t, e, subs, newEvent(fmt.Sprint(i), 64))
+			}
+		}()
+	}
+	wg.Wait()
+	eventually(t, 30*time.Second, func() error {
+		if q := e.Stats().QueuedEvents; q != 0 {
+			return fmt.Errorf("%d deliveries still queued", q)
+		}
+		return nil
+	})
+	for _, sub := range subs {
+		got := s.delivered(sub.Name)
+		dropped := m.droppedN(sub.Name, delivery.DropMaxAttempts) + m.droppedN(sub.Name, delivery.DropExpired)
+		if len(got)+dropped < n {
+			t.Errorf("%s: %d delivered + %d dropped < %d published", sub.Name, len(got), dropped, n)
+		}
+		// Every event is delivered or dropped, never both unaccounted.
+		missing := 0
+		for i := range n {
+			if got[fmt.Sprint(i)] == 0 {
+				missing++
+			}
+		}
+		if missing != dropped {
+			t.Errorf("%s: %d events never delivered but %d dropped by policy", sub.Name, missing, dropped)
+		}
+		if dropped == 0 {
+			t.Errorf("%s: no event dropped; the test's failure rate is too low to exercise the policy", sub.Name)
+		}
+	}
+	if st := e.Stats(); st.QueuedBytes != 0 {
+		t.Errorf("QueuedBytes = %d after draining, want 0", st.QueuedBytes)
+	}
+}

@@ -1,0 +1,190 @@
+package delivery_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// sender is a function-field fake of delivery.Sender that records every
+// batch it is given.
+type sender struct {
+	SendFn func(ctx context.Context, b *delivery.Batch) error
+
+	mu      sync.Mutex
+	batches []sent
+}
+
+type sent struct {
+	at    time.Time
+	sub   string
+	ids   []string
+	count int
+	err   error
+}
+
+func (s *sender) Send(ctx context.Context, b *delivery.Batch) error {
+	var err error
+	if s.SendFn != nil {
+		err = s.SendFn(ctx, b)
+	}
+	ids := make([]string, len(b.Events))
+	for i, ev := range b.Events {
+		ids[i] = ev.ID
+	}
+	s.mu.Lock()
+	s.batches = append(s.batches, sent{at: time.Now(), sub: b.Subscription.Name, ids: ids, count: b.DeliveryCount, err: err})
+	s.mu.Unlock()
+	return err
+}
+
+func (s *sender) Batches() []sent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]sent(nil), s.batches...)
+}
+
+// delivered returns, per event id, how many times it was delivered to sub.
+func (s *sender) delivered(sub string) map[string]int {
+	m := map[string]int{}
+	for _, b := range s.Batches() {
+		if b.sub == sub && b.err == nil {
+			for _, id := range b.ids {
+				m[id]++
+			}
+		}
+	}
+	return m
+}
+
+// metrics records what the engine reports.
+type metrics struct {
+	mu       sync.Mutex
+	attempts map[string]int
+	dropped  map[string]map[delivery.DropReason]int
+	firsts   map[string]int
+	rejected int
+}
+
+func newMetrics() *metrics {
+	return &metrics{attempts: map[string]int{}, dropped: map[string]map[delivery.DropReason]int{}, firsts: map[string]int{}}
+}
+
+func (m *metrics) Attempt(sub *eventgrid.EventSubscription, n int, _ time.Duration, _ error) {
+	m.mu.Lock()
+	m.attempts[sub.Name] += n
+	m.mu.Unlock()
+}
+
+func (m *metrics) FirstAttempt(sub *eventgrid.EventSubscription, _ time.Duration) {
+	m.mu.Lock()
+	m.firsts[sub.Name]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) Dropped(sub *eventgrid.EventSubscription, r delivery.DropReason, n int) {
+	m.mu.Lock()
+	if m.dropped[sub.Name] == nil {
+		m.dropped[sub.Name] = map[delivery.DropReason]int{}
+	}
+	m.dropped[sub.Name][r] += n
+	m.mu.Unlock()
+}
+
+func (m *metrics) Rejected(n int) {
+	m.mu.Lock()
+	m.rejected += n
+	m.mu.Unlock()
+}
+
+func (m *metrics) droppedN(sub string, r delivery.DropReason) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.dropped[sub][r]
+}
+
+// eventually polls f until it returns nil or the timeout passes.
+func eventually(tb testing.TB, timeout time.Duration, f func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("condition not met within %v: %v", timeout, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// fastOptions are engine options with intervals short enough for tests.
+func fastOptions() delivery.Options {
+	o := delivery.DefaultOptions()
+	o.Backoff = [2]time.Duration{50 * time.Millisecond, 150 * time.Millisecond}
+	o.DeliverTimeout = 2 * time.Second
+	o.LogEventExpiry = false
+	o.LogDeliveryFailure = false
+	return o
+}
+
+func mustEngine(tb testing.TB, o delivery.Options, s delivery.Sender, m delivery.Metrics) *delivery.Engine {
+	tb.Helper()
+	e := delivery.New(o, s, m, zerolog.Nop())
+	tb.Cleanup(func() { e.Close(5 * time.Second) })
+	return e
+}
+
+var nextUID atomic.Uint64
+
+func newSub(e *delivery.Engine, name string, mod ...func(*eventgrid.EventSubscription)) *eventgrid.EventSubscription {
+	s := &eventgrid.EventSubscription{
+		UID: nextUID.Add(1), Topic: "t", Name: name, EventDeliverySchema: eventgrid.EventGridSchema,
+		Destination: eventgrid.Destination{EndpointType: eventgrid.WebHook, EndpointURL: "http://127.0.0.1:1/"},
+	}
+	for _, f := range mod {
+		if f != nil {
+			f(s)
+		}
+	}
+	e.SubscriptionPut(s)
+	return s
+}
+
+// newEvent returns an event whose body is size bytes long (at least the
+// bytes its id needs).
+func newEvent(id string, size int) *eventgrid.Event {
+	base := fmt.Sprintf(`{"id":%q,"pad":""}`, id)
+	pad := strings.Repeat("x", max(0, size-len(base)))
+	return &eventgrid.Event{ID: id, Body: []byte(fmt.Sprintf(`{"id":%q,"pad":"%s"}`, id, pad)), Accepted: time.Now()}
+}
+
+func mustPublish(tb testing.TB, e *delivery.Engine, subs []*eventgrid.EventSubscription, events ...*eventgrid.Event) {
+	tb.Helper()
+	if err := publish(e, subs, events...); err != nil {
+		tb.Fatalf("Publish: %v", err)
+	}
+}
+
+func publish(e *delivery.Engine, subs []*eventgrid.EventSubscription, events ...*eventgrid.Event) error {
+	ds := make([]eventgrid.Delivery, len(events))
+	for i, ev := range events {
+		ds[i] = eventgrid.Delivery{Event: ev, Subscriptions: subs}
+	}
+	return e.Publish(context.Background(), eventgrid.Topic{Name: "t"}, ds)
+}
+
+var errFail = errors.New("destination failed")
+
+func zerologNop() zerolog.Logger { return zerolog.Nop() }

@@ -1,0 +1,358 @@
+package tests_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fastEnv shortens the back-off schedule so retries can be tested in
+// seconds.
+func fastEnv(kv ...string) map[string]string {
+	return merge(devEnv(), append([]string{"broker__backoffIntervals", "200ms,500ms"}, kv...)...)
+}
+
+func TestDelivery_RetrySchedule(t *testing.T) {
+	b := startBroker(t, fastEnv())
+	k := newSink(t, func(n int, _ *http.Request) int {
+		if n <= 3 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	createSubscription(t, b.URL, "t", "s", map[string]any{"destination": webhookDest(k.URL + "/hook")})
+	publish(t, b.URL, "t", egEvents("e", 1))
+	k.waitAccepted(t, 1, 10*time.Second)
+
+	reqs := k.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d attempts, want 4 (three failures, then success)", len(reqs))
+	}
+	want := []time.Duration{200 * time.Millisecond, 500 * time.Millisecond, 500 * time.Millisecond}
+	for i, w := range want {
+		gap := reqs[i+1].at.Sub(reqs[i].at)
+		if gap < w || gap > w+2*time.Second {
+			t.Errorf("gap before attempt %d = %v, want %v", i+2, gap, w)
+		}
+		if got := reqs[i+1].header.Get("aeg-delivery-count"); got != strconv.Itoa(i+1) {
+			t.Errorf("attempt %d aeg-delivery-count = %s, want %d", i+2, got, i+1)
+		}
+	}
+	if n := len(b.Logs("delivery attempt failed")); n != 3 {
+		t.Errorf("%d failure log lines, want 3", n)
+	}
+}
+
+func TestDelivery_RetryPolicy(t *testing.T) {
+	t.Run("MaxDeliveryAttempts", func(t *testing.T) {
+		b := startBroker(t, fastEnv())
+		k := newSink(t, func(int, *http.Request) int { return http.StatusInternalServerError })
+		createTopic(t, b.URL, "t", "EventGridSchema")
+		createSubscription(t, b.URL, "t", "s", map[string]any{
+			"destination": webhookDest(k.URL),
+			"retryPolicy": map[string]any{"maxDeliveryAttempts": 3},
+		})
+		publish(t, b.URL, "t", egEvents("e", 1))
+		eventually(t, 10*time.Second, func() error {
+			if n := len(b.Logs("event dropped by retry policy")); n != 1 {
+				return fmt.Errorf("%d drop log lines", n)
+			}
+			return nil
+		})
+		drop := b.Logs("event dropped by retry policy")[0]
+		if drop["reason"] != "max_attempts" || drop["eventId"] != "e0" || drop["subscription"] != "s" {
+			t.Errorf("drop log line %v", drop)
+		}
+		if n := len(k.requests()); n != 3 {
+			t.Errorf("%d attempts, want 3", n)
+		}
+	})
+
+	t.Run("TimeToLive", func(t *testing.T) {
+		// The module default TTL (1 s) with the default 30 attempts: the
+		// TTL ends it first.
+		b := startBroker(t, fastEnv("broker__defaultEventTimeToLiveInSeconds", "1"))
+		k := newSink(t, func(int, *http.Request) int { return http.StatusInternalServerError })
+		createTopic(t, b.URL, "t", "EventGridSchema")
+		createSubscription(t, b.URL, "t", "s", map[string]any{"destination": webhookDest(k.URL)})
+		start := time.Now()
+		publish(t, b.URL, "t", egEvents("e", 1))
+		eventually(t, 10*time.Second, func() error {
+			if n := len(b.Logs("event dropped by retry policy")); n != 1 {
+				return fmt.Errorf("%d drop log lines", n)
+			}
+			return nil
+		})
+		if r := b.Logs("event dropped by retry policy")[0]["reason"]; r != "expired" {
+			t.Errorf("reason %v, want expired", r)
+		}
+		for _, r := range k.requests() {
+			if r.at.Sub(start) > 1500*time.Millisecond {
+				t.Errorf("attempt %v after publish, past the 1 s TTL", r.at.Sub(start))
+			}
+		}
+	})
+}
+
+func TestDelivery_Requests(t *testing.T) {
+	b := startBroker(t, fastEnv())
+	k := newSink(t, nil)
+	createTopic(t, b.URL, "eg", "EventGridSchema")
+	createTopic(t, b.URL, "custom", "CustomEventSchema")
+	createTopic(t, b.URL, "ce", "CloudEventSchemaV1_0")
+	createSubscription(t, b.URL, "eg", "egSub", map[string]any{"destination": webhookDest(k.URL + "/eg")})
+	createSubscription(t, b.URL, "custom", "customSub", map[string]any{"destination": webhookDest(k.URL + "/custom")})
+	createSubscription(t, b.URL, "ce", "ceSub", map[string]any{"destination": webhookDest(k.URL + "/ce")})
+
+	// PascalCase input as the C# SDK sends it.
+	mustDo(t, http.MethodPost, b.URL+"/topics/eg/events?"+apiVersion, "application/json",
+		`[{"Id":"1","Subject":"/a","EventType":"T","EventTime":"2026-01-01T00:00:00Z","DataVersion":"2.0","Data":{"x":1}}]`, 200)
+	custom := `[ {"b":2,  "a" : [1, 2.50]} ]`
+	mustDo(t, http.MethodPost, b.URL+"/topics/custom/events?"+apiVersion, "application/json", custom, 200)
+	mustDo(t, http.MethodPost, b.URL+"/topics/ce/events?"+apiVersion, "application/cloudevents+json",
+		`{"specVersion":"1.0","id":"c1","source":"/src","type":"T","data":{"x":1}}`, 200)
+
+	eventually(t, 10*time.Second, func() error {
+		if n := len(k.requests()); n != 3 {
+			return fmt.Errorf("%d requests", n)
+		}
+		return nil
+	})
+	byPath := map[string]received{}
+	for _, r := range k.requests() {
+		byPath[r.header.Get("aeg-subscription-name")] = r
+	}
+	eg := byPath["egSub"]
+	if eg.header.Get("Content-Type") != "application/json; charset=utf-8" || eg.header.Get("aeg-event-type") != "Notification" ||
+		eg.header.Get("aeg-delivery-count") != "0" || eg.header.Get("aeg-metadata-version") != "1" || eg.header.Get("aeg-data-version") != "2.0" {
+		t.Errorf("EventGridSchema headers: %v", eg.header)
+	}
+	want := `[{"id":"1","topic":"eg","subject":"/a","eventType":"T","eventTime":"2026-01-01T00:00:00Z","data":{"x":1},"dataVersion":"2.0","metadataVersion":"1"}]`
+	if string(eg.body) != want {
+		t.Errorf("EventGridSchema body\n got %s\nwant %s", eg.body, want)
+	}
+	if got := string(byPath["customSub"].body); got != `[{"b":2,  "a" : [1, 2.50]}]` {
+		t.Errorf("custom event not delivered byte-for-byte: %s", got)
+	}
+	ce := byPath["ceSub"]
+	if ce.header.Get("Content-Type") != "application/cloudevents-batch+json; charset=utf-8" {
+		t.Errorf("CloudEvents Content-Type %q", ce.header.Get("Content-Type"))
+	}
+	var ces []map[string]any
+	_ = json.Unmarshal(ce.body, &ces)
+	if len(ces) != 1 || ces[0]["specversion"] != "1.0" || ces[0]["id"] != "c1" {
+		t.Errorf("CloudEvents body %s", ce.body)
+	}
+}
+
+func TestDelivery_Batching(t *testing.T) {
+	b := startBroker(t, fastEnv())
+	release := make(chan struct{})
+	var once sync.Once
+	k := newSink(t, func(n int, r *http.Request) int {
+		if n == 1 {
+			<-release // hold the first request so the rest queue up
+		}
+		return http.StatusOK
+	})
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	createSubscription(t, b.URL, "t", "s", map[string]any{
+		"destination": webhookDest(k.URL, "maxEventsPerBatch", 4),
+	})
+	publish(t, b.URL, "t", egEvents("first", 1))
+	eventually(t, 5*time.Second, func() error {
+		if len(k.requests()) == 0 {
+			return fmt.Errorf("first request not arrived")
+		}
+		return nil
+	})
+	publish(t, b.URL, "t", egEvents("e", 10))
+	once.Do(func() { close(release) })
+	k.waitAccepted(t, 11, 10*time.Second)
+	for _, r := range k.requests()[1:] {
+		var evs []any
+		_ = json.Unmarshal(r.body, &evs)
+		if len(evs) > 4 {
+			t.Errorf("batch of %d events, cap is 4", len(evs))
+		}
+	}
+	if n := len(k.requests()); n > 5 {
+		t.Errorf("%d requests for 11 events with batches of 4; batching did not happen", n)
+	}
+}
+
+func TestDelivery_HangingSubscriberIsolated(t *testing.T) {
+	b := startBroker(t, fastEnv("broker__deliverTimeoutInSeconds", "30"))
+	hang := make(chan struct{})
+	hung := newSink(t, func(int, *http.Request) int { <-hang; return http.StatusOK })
+	t.Cleanup(func() { close(hang) })
+	healthy := newSink(t, nil)
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	createSubscription(t, b.URL, "t", "hung", map[string]any{"destination": webhookDest(hung.URL)})
+	createSubscription(t, b.URL, "t", "healthy", map[string]any{"destination": webhookDest(healthy.URL)})
+	for i := range 20 {
+		publish(t, b.URL, "t", egEvents(fmt.Sprint("b", i, "-"), 10))
+	}
+	healthy.waitAccepted(t, 200, 10*time.Second)
+}
+
+func TestDelivery_BackPressure(t *testing.T) {
+	b := startBroker(t, fastEnv("broker__maxQueuedEvents", "50", "broker__backoffIntervals", "300ms,300ms"))
+	var mu sync.Mutex
+	down := true
+	k := newSink(t, func(int, *http.Request) int {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	createSubscription(t, b.URL, "t", "s", map[string]any{"destination": webhookDest(k.URL)})
+
+	accepted := 0
+	var retryAfter string
+	for i := 0; i < 100; i++ {
+		code, h, body := do(t, nil, http.MethodPost, b.URL+"/topics/t/events?"+apiVersion, "application/json", egEvents(fmt.Sprint("r", i, "-"), 3))
+		if code == http.StatusServiceUnavailable {
+			retryAfter = h.Get("Retry-After")
+			var env struct{ Error struct{ Code string } }
+			_ = json.Unmarshal(body, &env)
+			if env.Error.Code != "ServiceUnavailable" {
+				t.Errorf("503 body %s", body)
+			}
+			break
+		}
+		if code != http.StatusOK {
+			t.Fatalf("publish %d = %d: %s", i, code, body)
+		}
+		accepted += 3
+	}
+	if retryAfter == "" {
+		t.Fatal("publishing never got 503 with Retry-After at the queue limit")
+	}
+	if accepted != 48 {
+		t.Errorf("accepted %d events before the limit of 50, want 48 (16 requests of 3; the 17th is refused whole)", accepted)
+	}
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	got := k.waitAccepted(t, accepted, 15*time.Second)
+	if len(got) != accepted {
+		t.Errorf("delivered %d distinct events, want exactly the %d accepted: nothing partial may be queued", len(got), accepted)
+	}
+	publish(t, b.URL, "t", egEvents("after", 3))
+	k.waitAccepted(t, accepted+3, 10*time.Second)
+}
+
+// TestDelivery_Conservation publishes thousands of events to several
+// subscriptions whose subscribers fail at random, and checks that every
+// (event, subscription) pair ends delivered or dropped by the retry policy
+// with a log line: none vanishes.
+func TestDelivery_Conservation(t *testing.T) {
+	b := startBroker(t, fastEnv(
+		"broker__backoffIntervals", "50ms,100ms",
+		"broker__defaultMaxDeliveryAttempts", "3",
+		"broker__logDeliveryFailure", "false"))
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	const subs, n = 3, 2000
+	sinks := make([]*sink, subs)
+	for i := range sinks {
+		rng := rand.New(rand.NewPCG(uint64(i), 7))
+		var mu sync.Mutex
+		sinks[i] = newSink(t, func(int, *http.Request) int {
+			mu.Lock()
+			defer mu.Unlock()
+			if rng.IntN(100) < 35 {
+				return http.StatusInternalServerError
+			}
+			return http.StatusOK
+		})
+		dest := webhookDest(sinks[i].URL)
+		if i == 0 {
+			dest = webhookDest(sinks[i].URL, "maxEventsPerBatch", 20)
+		}
+		createSubscription(t, b.URL, "t", fmt.Sprint("s", i), map[string]any{"destination": dest})
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n/10; i += 4 {
+				publish(t, b.URL, "t", egEvents(fmt.Sprint(i, "-"), 10))
+			}
+		}()
+	}
+	wg.Wait()
+	eventually(t, 60*time.Second, func() error {
+		total := 0
+		for i, k := range sinks {
+			drops := 0
+			for _, l := range b.Logs("event dropped by retry policy") {
+				if l["subscription"] == fmt.Sprint("s", i) {
+					drops++
+				}
+			}
+			total += len(k.accepted(t)) + drops
+		}
+		if total != subs*n {
+			return fmt.Errorf("%d of %d (event, subscription) pairs accounted for", total, subs*n)
+		}
+		return nil
+	})
+	for i, k := range sinks {
+		got := k.accepted(t)
+		for _, l := range b.Logs("event dropped by retry policy") {
+			if l["subscription"] == fmt.Sprint("s", i) && got[fmt.Sprint(l["eventId"])] > 0 {
+				t.Errorf("event %v both delivered to s%d and dropped", l["eventId"], i)
+			}
+		}
+	}
+}
+
+func TestDelivery_Shutdown(t *testing.T) {
+	b := startBroker(t, fastEnv("broker__backoffIntervals", "1h,1h", "broker__stopTimeoutInSeconds", "5"))
+	k := newSink(t, func(int, *http.Request) int { return http.StatusInternalServerError })
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	createSubscription(t, b.URL, "t", "s", map[string]any{"destination": webhookDest(k.URL)})
+	publish(t, b.URL, "t", egEvents("e", 7))
+	eventually(t, 10*time.Second, func() error {
+		if n := len(k.requests()); n != 7 {
+			return fmt.Errorf("%d first attempts", n)
+		}
+		return nil
+	})
+	b.Stop()
+	logs := b.Logs("delivery stopped; queued events are not persisted by design")
+	if len(logs) != 1 || logs[0]["discarded"] != float64(7) {
+		t.Errorf("shutdown log %v, want 7 discarded", logs)
+	}
+}
+
+func TestDelivery_DeleteDiscardsQueue(t *testing.T) {
+	b := startBroker(t, fastEnv("broker__backoffIntervals", "1h,1h"))
+	k := newSink(t, func(int, *http.Request) int { return http.StatusInternalServerError })
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	createSubscription(t, b.URL, "t", "s", map[string]any{"destination": webhookDest(k.URL)})
+	publish(t, b.URL, "t", egEvents("e", 4))
+	eventually(t, 10*time.Second, func() error {
+		if n := len(k.requests()); n != 4 {
+			return fmt.Errorf("%d first attempts", n)
+		}
+		return nil
+	})
+	mustDo(t, http.MethodDelete, b.URL+"/topics/t?"+apiVersion, "", nil, http.StatusOK)
+	logs := b.Logs("event subscription deleted; its queued events were discarded")
+	if len(logs) != 1 || logs[0]["events"] != float64(4) {
+		t.Errorf("delete log %v, want 4 events", logs)
+	}
+}

@@ -1,0 +1,204 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/x509"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/certs"
+)
+
+// ErrUnauthorized is returned by Authenticate when a request passes no
+// enabled check. The HTTP layer answers it with 401.
+var ErrUnauthorized = errors.New("auth: unauthorized")
+
+// Header names of the SAS credentials.
+const (
+	HeaderSASKey   = "aeg-sas-key"
+	HeaderSASToken = "aeg-sas-token"
+)
+
+// Options configures an Authenticator (spec §7.2).
+type Options struct {
+	// SASKeysEnabled turns on the aeg-sas-key and aeg-sas-token checks.
+	// Key1 and Key2 are the accepted keys; an empty key never matches.
+	SASKeysEnabled bool
+	Key1, Key2     string
+
+	// ClientCertEnabled turns on the TLS client certificate check: a
+	// certificate chaining to Trust passes, and with AllowUnknownCA so does
+	// one from an unknown CA or a self-signed one. A nil Trust means only
+	// AllowUnknownCA certificates can pass.
+	ClientCertEnabled bool
+	AllowUnknownCA    bool
+	Trust             *certs.TrustBundle
+
+	// Now returns the current time; nil means time.Now. For tests.
+	Now func() time.Time
+}
+
+// Authenticator checks inbound requests. Its configuration is fixed by New;
+// it remembers client certificate chains it has verified (see
+// verifiedCache). It is safe for concurrent use.
+type Authenticator struct {
+	sas            bool
+	keyHashes      [][sha256.Size]byte // SHA-256 of each non-empty key, for aeg-sas-key
+	signingKeys    [][]byte            // HMAC key of each non-empty key, for aeg-sas-token
+	cert           bool
+	allowUnknownCA bool
+	trust          *certs.TrustBundle
+	now            func() time.Time
+	verified       verifiedCache
+}
+
+// New returns an Authenticator for o. It keeps no reference to o.
+func New(o Options) *Authenticator {
+	a := &Authenticator{
+		sas:            o.SASKeysEnabled,
+		cert:           o.ClientCertEnabled,
+		allowUnknownCA: o.AllowUnknownCA,
+		trust:          o.Trust,
+		now:            o.Now,
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	for _, k := range []string{o.Key1, o.Key2} {
+		if k == "" {
+			continue
+		}
+		a.keyHashes = append(a.keyHashes, sha256.Sum256([]byte(k)))
+		a.signingKeys = append(a.signingKeys, signingKey(k))
+	}
+	return a
+}
+
+// Authenticate checks one request: first the SAS credentials (aeg-sas-key,
+// then aeg-sas-token) when SAS keys are enabled, then the TLS client
+// certificate in r.TLS.PeerCertificates when client certificates are
+// enabled. One passing check is enough; with both disabled every request
+// passes. It returns nil or ErrUnauthorized. The reason says which check
+// passed or why each failed ("sas key mismatch", "sas token expired",
+// "client certificate not trusted", ...); it is for debug logging only, must
+// not be sent to the client, and never contains a key, a token or a
+// certificate. Authenticate does not read the body.
+func (a *Authenticator) Authenticate(r *http.Request) (reason string, err error) {
+	if !a.sas && !a.cert {
+		return "authentication disabled", nil
+	}
+	var failed []string
+	if a.sas {
+		reason, ok := a.checkSAS(r)
+		if ok {
+			return reason, nil
+		}
+		failed = append(failed, reason)
+	}
+	if a.cert {
+		reason, ok := a.checkCert(r)
+		if ok {
+			return reason, nil
+		}
+		failed = append(failed, reason)
+	}
+	return strings.Join(failed, "; "), ErrUnauthorized
+}
+
+func (a *Authenticator) checkSAS(r *http.Request) (string, bool) {
+	key, token := r.Header.Get(HeaderSASKey), r.Header.Get(HeaderSASToken)
+	if key == "" && token == "" {
+		return "no sas key or token", false
+	}
+	var failed []string
+	if key != "" {
+		if a.matchKey(key) {
+			return "sas key", true
+		}
+		failed = append(failed, "sas key mismatch")
+	}
+	if token != "" {
+		reason := a.verifyToken(r, token)
+		if reason == "" {
+			return "sas token", true
+		}
+		failed = append(failed, reason)
+	}
+	return strings.Join(failed, "; "), false
+}
+
+// matchKey compares the presented key with every configured key in constant
+// time. Hashing first makes the time independent of the keys' lengths too.
+func (a *Authenticator) matchKey(presented string) bool {
+	h := sha256.Sum256([]byte(presented))
+	match := 0
+	for i := range a.keyHashes {
+		match |= subtle.ConstantTimeCompare(h[:], a.keyHashes[i][:])
+	}
+	return match == 1
+}
+
+func (a *Authenticator) checkCert(r *http.Request) (string, bool) {
+	if r.TLS == nil {
+		return "no client certificate over plain http", false
+	}
+	peers := r.TLS.PeerCertificates
+	if len(peers) == 0 {
+		return "no client certificate", false
+	}
+	leaf, now := peers[0], a.now()
+	if now.Before(leaf.NotBefore) {
+		return "client certificate not yet valid", false
+	}
+	if now.After(leaf.NotAfter) {
+		return "client certificate expired", false
+	}
+	if !usageAllows(leaf, x509.ExtKeyUsageClientAuth) {
+		return "client certificate not for client authentication", false
+	}
+	if pool := a.trust.Pool(); pool != nil {
+		key := cacheKey(pool, peers)
+		if a.verified.valid(key, now) {
+			return "client certificate trusted", true
+		}
+		inter := x509.NewCertPool()
+		for _, c := range peers[1:] {
+			inter.AddCert(c)
+		}
+		chains, err := leaf.Verify(x509.VerifyOptions{
+			Roots:         pool,
+			Intermediates: inter,
+			CurrentTime:   now,
+			KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		})
+		if err == nil {
+			a.verified.add(key, chains[0])
+			return "client certificate trusted", true
+		}
+		var unknown x509.UnknownAuthorityError
+		if !errors.As(err, &unknown) {
+			return "client certificate chain invalid", false
+		}
+	}
+	if a.allowUnknownCA {
+		return "client certificate from an unknown CA allowed", true
+	}
+	return "client certificate not trusted", false
+}
+
+// usageAllows reports whether cert's extended key usage permits want: no
+// extended key usage at all means any usage (RFC 5280 §4.2.1.12).
+func usageAllows(cert *x509.Certificate, want x509.ExtKeyUsage) bool {
+	if len(cert.ExtKeyUsage) == 0 && len(cert.UnknownExtKeyUsage) == 0 {
+		return true
+	}
+	for _, u := range cert.ExtKeyUsage {
+		if u == want || u == x509.ExtKeyUsageAny {
+			return true
+		}
+	}
+	return false
+}

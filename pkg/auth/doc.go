@@ -1,0 +1,8 @@
+// Package auth authenticates inbound API calls (spec §1.4, §1.6): a SAS key
+// in the aeg-sas-key header, a SAS token in the aeg-sas-token header (the
+// format the Azure Event Grid SDKs produce), or the TLS client certificate.
+//
+// Authenticate returns only ErrUnauthorized to callers plus a short reason
+// for debug logs. Reasons are fixed phrases: they never contain a key, a
+// token or a certificate.
+package auth

@@ -94,6 +94,18 @@ func fromEcho(he *echo.HTTPError) error {
 	return he
 }
 
+// statusOf returns the HTTP status an error is answered with.
+func statusOf(err error) int {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		err = fromEcho(he)
+	}
+	if status, ok := statusByCode[eventgrid.ErrorCode(err)]; ok {
+		return status
+	}
+	return http.StatusBadRequest
+}
+
 // handleError is echo's HTTPErrorHandler: it writes every failure as the
 // error envelope. Internal errors are logged and reported without detail.
 func (s *Server) handleError(err error, c echo.Context) {
@@ -105,10 +117,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		err = fromEcho(he)
 	}
 	code := eventgrid.ErrorCode(err)
-	status, ok := statusByCode[code]
-	if !ok {
-		status = http.StatusBadRequest
-	}
+	status := statusOf(err)
 	if code == eventgrid.EInternal {
 		s.log.Error().Err(err).Str("method", c.Request().Method).Str("path", c.Request().URL.Path).Msg("request failed")
 	} else if s.log.GetLevel() <= zerolog.DebugLevel {

@@ -63,37 +63,53 @@ func (s *Server) publishBatch(c echo.Context) error { return s.publish(c, false)
 func (s *Server) publishOne(c echo.Context) error   { return s.publish(c, true) }
 
 func (s *Server) publish(c echo.Context, single bool) error {
+	start := time.Now()
 	topic, routes, err := s.registry.Routes(param(c, "topic"))
+	if err != nil {
+		return err // unknown topics are not measured: their names are the client's
+	}
+	received, unmatched, err := s.accept(c, topic, routes, single, start)
+	status := http.StatusOK
+	if err != nil {
+		status = statusOf(err)
+	}
+	s.opts.Metrics.Published(topic.Name, status, time.Since(start), received, unmatched)
 	if err != nil {
 		return err
 	}
+	return c.NoContent(http.StatusOK)
+}
+
+// accept decodes, matches and queues a publish request's events. It returns
+// how many events were accepted and how many of those matched nothing.
+func (s *Server) accept(c echo.Context, topic eventgrid.Topic, routes []registry.Route, single bool, now time.Time) (received, unmatched int, err error) {
 	mt, err := mediaType(c)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	h := c.Request().Header
 	mode, err := publishMode(topic.InputSchema, mt, schema.IsBinary(h), single)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	body, err := s.readBody(c)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	events, err := decode(mode, topic, body, h, param(c, "id"), time.Now())
+	events, err := decode(mode, topic, body, h, param(c, "id"), now)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	deliveries := match(events, routes)
 	if len(deliveries) > 0 {
 		if err := s.publisher.Publish(c.Request().Context(), topic, deliveries); err != nil {
 			if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
-				return &retryAfterError{err: err, seconds: int(math.Ceil(s.opts.RetryAfter.Seconds()))}
+				return 0, 0, &retryAfterError{err: err, seconds: int(math.Ceil(s.opts.RetryAfter.Seconds()))}
 			}
-			return err
+			return 0, 0, err
 		}
 	}
-	return c.NoContent(http.StatusOK)
+	return len(events), len(events) - len(deliveries), nil
 }
 
 func decode(mode decodeMode, topic eventgrid.Topic, body []byte, h http.Header, id string, now time.Time) ([]*eventgrid.Event, error) {

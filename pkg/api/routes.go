@@ -22,6 +22,11 @@ func (s *Server) routes() {
 	if s.opts.HealthProbe {
 		e.GET("/healthz", s.health)
 	}
+	if s.opts.MetricsHandler != nil {
+		// The api-version the docs show on the metrics URL is tolerated,
+		// not required.
+		e.GET("/metrics", echo.WrapHandler(s.opts.MetricsHandler))
+	}
 
 	// The api-version check is route middleware, not a group's: an echo
 	// group with middleware registers a catch-all route for its prefix, and

@@ -35,6 +35,10 @@ type Options struct {
 	MaxHeaderBytes int
 	// RetryAfter is sent with 503 when the broker's queues are full.
 	RetryAfter time.Duration
+	// Metrics, if not nil, receives publish measurements.
+	Metrics Metrics
+	// MetricsHandler, if not nil, is served at GET /metrics.
+	MetricsHandler http.Handler
 }
 
 // DefaultOptions returns the documented defaults.
@@ -66,6 +70,9 @@ type Server struct {
 
 // New builds the API over a registry and a publisher. It starts nothing.
 func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger zerolog.Logger) *Server {
+	if opts.Metrics == nil {
+		opts.Metrics = nopMetrics{}
+	}
 	s := &Server{
 		opts:      opts,
 		registry:  reg,

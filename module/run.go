@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"crypto/tls"
 	"net"
 	"strconv"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
+	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/filter"
@@ -33,26 +34,36 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	if cfg.DefaultIsPersisted || cfg.BackoffIsPersisted {
 		log.Warn().Msg("broker__defaultIsPersisted and broker__backoffIsPersisted are ignored: events are kept in memory by design")
 	}
-	if cfg.TLSPolicy != config.TLSDisabled {
-		return errors.New("inbound__serverAuth__tlsPolicy=" + string(cfg.TLSPolicy) + " is not supported yet: HTTPS listeners are not implemented; set inbound__serverAuth__tlsPolicy=disabled to serve plain HTTP on api__httpPort")
+	sec, err := setupSecurity(ctx, cfg, log)
+	if err != nil {
+		return err
 	}
+	sec.start(ctx)
+	defer func() {
+		if err := sec.close(); err != nil {
+			log.Warn().Err(err).Msg("stopping certificate refresh")
+		}
+	}()
 
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	sender := webhook.New(webhook.Options{
+		TLSConfig:       certs.OutboundConfig(sec.outbound),
+		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
 		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
 		UserAgent:       "edgegrid/" + version,
 	})
 	engine := delivery.New(deliveryOptions(cfg), sender, nil, log)
 	reg := registry.New(registryOptions(cfg), engine)
-	srv := api.New(apiOptions(cfg), reg, engine, log)
+	apiOpts := apiOptions(cfg)
+	apiOpts.Authenticator = sec.auth
+	srv := api.New(apiOpts, reg, engine, log)
 
-	addr, err := srv.Open(net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.HTTPPort)), nil)
-	if err != nil {
+	if err := openListeners(cfg, srv, sec, log, onListen); err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Close(sctx)
 		engine.Close(0)
 		return err
-	}
-	log.Info().Str("scheme", "http").Str("addr", addr.String()).Msg("listening")
-	if onListen != nil {
-		onListen("http", addr)
 	}
 
 	<-ctx.Done()
@@ -66,6 +77,39 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	}
 	engine.Close(time.Until(deadline))
 	log.Info().Msg("edgegrid stopped")
+	return nil
+}
+
+// openListeners opens the listeners inbound__serverAuth__tlsPolicy asks
+// for: HTTPS on api__httpsPort (strict, enabled) and plain HTTP on
+// api__httpPort (enabled, disabled).
+func openListeners(cfg config.Config, srv *api.Server, sec *security, log zerolog.Logger, onListen listening) error {
+	type listener struct {
+		scheme string
+		port   int
+		tls    bool
+	}
+	var ls []listener
+	if cfg.TLSPolicy != config.TLSDisabled {
+		ls = append(ls, listener{"https", cfg.HTTPSPort, true})
+	}
+	if cfg.TLSPolicy != config.TLSStrict {
+		ls = append(ls, listener{"http", cfg.HTTPPort, false})
+	}
+	for _, l := range ls {
+		var tc *tls.Config
+		if l.tls {
+			tc = sec.serverTLS
+		}
+		addr, err := srv.Open(net.JoinHostPort(cfg.BindAddress, strconv.Itoa(l.port)), tc)
+		if err != nil {
+			return err
+		}
+		log.Info().Str("scheme", l.scheme).Str("addr", addr.String()).Msg("listening")
+		if onListen != nil {
+			onListen(l.scheme, addr)
+		}
+	}
 	return nil
 }
 

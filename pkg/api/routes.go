@@ -25,28 +25,31 @@ func (s *Server) routes() {
 	if s.opts.MetricsHandler != nil {
 		// The api-version the docs show on the metrics URL is tolerated,
 		// not required.
-		e.GET("/metrics", echo.WrapHandler(s.opts.MetricsHandler))
+		e.GET("/metrics", echo.WrapHandler(s.opts.MetricsHandler), s.authenticate)
 	}
 
 	// The api-version check is route middleware, not a group's: an echo
 	// group with middleware registers a catch-all route for its prefix, and
 	// with the prefix "" that would turn every unknown path and wrong method
 	// into an api-version error instead of 404 or 405.
+	// Authentication comes first, so that an unauthenticated client learns
+	// nothing, not even whether its api-version is right.
+	auth := s.authenticate
 	edge := requireAPIVersion(edgeAPIVersions)
-	e.GET("/topics", s.listTopics, edge)
-	e.PUT("/topics/:topic", s.putTopic, edge)
-	e.GET("/topics/:topic", s.getTopic, edge)
-	e.DELETE("/topics/:topic", s.deleteTopic, edge)
+	e.GET("/topics", s.listTopics, auth, edge)
+	e.PUT("/topics/:topic", s.putTopic, auth, edge)
+	e.GET("/topics/:topic", s.getTopic, auth, edge)
+	e.DELETE("/topics/:topic", s.deleteTopic, auth, edge)
 
-	e.GET("/topics/:topic/eventSubscriptions", s.listSubscriptions, edge)
-	e.PUT("/topics/:topic/eventSubscriptions/:sub", s.putSubscription, edge)
-	e.GET("/topics/:topic/eventSubscriptions/:sub", s.getSubscription, edge)
-	e.DELETE("/topics/:topic/eventSubscriptions/:sub", s.deleteSubscription, edge)
+	e.GET("/topics/:topic/eventSubscriptions", s.listSubscriptions, auth, edge)
+	e.PUT("/topics/:topic/eventSubscriptions/:sub", s.putSubscription, auth, edge)
+	e.GET("/topics/:topic/eventSubscriptions/:sub", s.getSubscription, auth, edge)
+	e.DELETE("/topics/:topic/eventSubscriptions/:sub", s.deleteSubscription, auth, edge)
 
-	e.POST("/topics/:topic/events", s.publishBatch, edge)
-	e.POST("/topics/:topic/events/:id", s.publishOne, edge)
+	e.POST("/topics/:topic/events", s.publishBatch, auth, edge)
+	e.POST("/topics/:topic/events/:id", s.publishOne, auth, edge)
 
-	e.POST("/topics/:topic/api/events", s.publishBatch, requireAPIVersion(cloudAPIVersions))
+	e.POST("/topics/:topic/api/events", s.publishBatch, auth, requireAPIVersion(cloudAPIVersions))
 }
 
 func (s *Server) health(c echo.Context) error {

@@ -39,6 +39,8 @@ type Options struct {
 	Metrics Metrics
 	// MetricsHandler, if not nil, is served at GET /metrics.
 	MetricsHandler http.Handler
+	// Authenticator, if not nil, checks every request but the health probe.
+	Authenticator Authenticator
 }
 
 // DefaultOptions returns the documented defaults.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/auth"
 	"github.com/edgegrid/edgegrid/pkg/certs"
-	"github.com/edgegrid/edgegrid/pkg/internal/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testpki"
 )
 
 // result is what the test handler reports.

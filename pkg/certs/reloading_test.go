@@ -10,7 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/certs"
-	"github.com/edgegrid/edgegrid/pkg/internal/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testpki"
 )
 
 func TestNewFileServer_Reloads(t *testing.T) {

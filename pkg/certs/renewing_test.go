@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/certs"
-	"github.com/edgegrid/edgegrid/pkg/internal/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testpki"
 )
 
 func TestNewIoTEdgeServer_ServesAndRenews(t *testing.T) {

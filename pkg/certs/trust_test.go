@@ -11,7 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/certs"
-	"github.com/edgegrid/edgegrid/pkg/internal/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testpki"
 )
 
 // holds is an Eventually condition: the bundle is exactly ca's root.

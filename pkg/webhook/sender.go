@@ -27,6 +27,10 @@ const (
 type Options struct {
 	// TLSConfig is used for https destinations; nil means Go's defaults.
 	TLSConfig *tls.Config
+	// DialTLSContext, if not nil, dials https destinations instead of the
+	// transport's own TLS dialing (certs.DialTLS, which can verify
+	// IP-address endpoints); requests through a proxy still use TLSConfig.
+	DialTLSContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxConnsPerHost bounds the connections to one destination host.
 	MaxConnsPerHost int
 	// UserAgent is sent with every request.
@@ -51,6 +55,7 @@ func New(o Options) *Sender {
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:       o.TLSConfig,
+		DialTLSContext:        o.DialTLSContext,
 		TLSHandshakeTimeout:   15 * time.Second,
 		MaxIdleConns:          1024,
 		MaxIdleConnsPerHost:   o.MaxConnsPerHost,

@@ -43,6 +43,17 @@ type Options struct {
 	LogDeliverySuccess bool
 	LogDeliveryFailure bool
 	LogEventExpiry     bool
+	// LogRateWindow and LogRateBurst rate-limit the "delivery attempt
+	// failed" and "event dropped by retry policy" lines, so that a dead
+	// endpoint cannot flood the log: each subscription emits at most
+	// LogRateBurst lines of each kind per window of LogRateWindow and counts
+	// the rest. The next line emitted carries that count as "suppressed";
+	// if none comes, a "log lines suppressed" line with fields "kind" and
+	// "suppressed" reports it when the window ends, or when the
+	// subscription's queue is discarded. Zero means the default; a negative
+	// LogRateBurst turns the limit off.
+	LogRateWindow time.Duration
+	LogRateBurst  int
 }
 
 // DefaultOptions returns the documented defaults.
@@ -60,6 +71,8 @@ func DefaultOptions() Options {
 		MaxQueuedBytes:             256 << 20,
 		LogDeliveryFailure:         true,
 		LogEventExpiry:             true,
+		LogRateWindow:              time.Minute,
+		LogRateBurst:               10,
 	}
 }
 
@@ -89,6 +102,12 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxQueuedBytes <= 0 {
 		o.MaxQueuedBytes = d.MaxQueuedBytes
+	}
+	if o.LogRateWindow <= 0 {
+		o.LogRateWindow = d.LogRateWindow
+	}
+	if o.LogRateBurst == 0 {
+		o.LogRateBurst = d.LogRateBurst
 	}
 }
 

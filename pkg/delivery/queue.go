@@ -33,6 +33,11 @@ type queue struct {
 
 	lastFailure time.Time
 	lastError   string
+
+	// logs rate-limit the failure and expiry lines, by logKind; logTimer
+	// flushes their suppressed counts when a window ends.
+	logs     [numLogKinds]logLimiter
+	logTimer *time.Timer
 }
 
 // push adds a freshly published event. It returns false if the queue was
@@ -180,11 +185,11 @@ func (q *queue) takeLocked(now time.Time) *taken {
 	for q.ready.len() > 0 && (b == nil || len(b.items) < maxEvents) {
 		it := q.ready.front()
 		if now.Sub(it.s.ev.Accepted) > ttl {
-			q.dropLocked(q.ready.pop(), DropExpired)
+			q.dropLocked(q.ready.pop(), DropExpired, now)
 			continue
 		}
 		if it.attempts >= maxAttempts { // the policy was lowered meanwhile
-			q.dropLocked(q.ready.pop(), DropMaxAttempts)
+			q.dropLocked(q.ready.pop(), DropMaxAttempts, now)
 			continue
 		}
 		n := len(it.s.ev.Body)
@@ -240,8 +245,14 @@ func (q *queue) completeLocked(b *taken, err error, now time.Time) {
 	}
 	q.lastFailure, q.lastError = now, err.Error()
 	if e.opts.LogDeliveryFailure {
-		e.log.Warn().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("events", len(b.items)).
-			Int("attempt", b.DeliveryCount+1).Err(err).Msg("delivery attempt failed")
+		if ok, suppressed := q.allowLogLocked(logFailure, now); ok {
+			l := e.log.Warn().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("events", len(b.items)).
+				Int("attempt", b.DeliveryCount+1).Err(err)
+			if suppressed > 0 {
+				l = l.Int("suppressed", suppressed)
+			}
+			l.Msg(logMessages[logFailure])
+		}
 	}
 	if q.closed {
 		for _, it := range b.items {
@@ -253,7 +264,7 @@ func (q *queue) completeLocked(b *taken, err error, now time.Time) {
 	maxAttempts, ttl := q.policyLocked()
 	for _, it := range b.items {
 		if it.attempts >= maxAttempts {
-			q.dropLocked(it, DropMaxAttempts)
+			q.dropLocked(it, DropMaxAttempts, now)
 			continue
 		}
 		list := 1
@@ -263,7 +274,7 @@ func (q *queue) completeLocked(b *taken, err error, now time.Time) {
 		due := now.Add(e.opts.Backoff[list])
 		if due.Sub(it.s.ev.Accepted) > ttl {
 			// The next attempt would come after the event's time to live.
-			q.dropLocked(it, DropExpired)
+			q.dropLocked(it, DropExpired, now)
 			continue
 		}
 		it.due = due.UnixNano()
@@ -273,14 +284,20 @@ func (q *queue) completeLocked(b *taken, err error, now time.Time) {
 }
 
 // dropLocked removes an event from the queue because of its retry policy.
-func (q *queue) dropLocked(it item, reason DropReason) {
+func (q *queue) dropLocked(it item, reason DropReason, now time.Time) {
 	e := q.e
 	e.metrics.Dropped(q.sub, reason, 1)
 	if e.opts.LogEventExpiry {
-		ev := it.s.ev
-		e.log.Warn().Str("topic", q.sub.Topic).Str("subscription", q.sub.Name).Str("eventId", ev.ID).
-			Str("reason", string(reason)).Int32("attempts", it.attempts).
-			Dur("age", time.Since(ev.Accepted)).Msg("event dropped by retry policy")
+		if ok, suppressed := q.allowLogLocked(logExpiry, now); ok {
+			ev := it.s.ev
+			l := e.log.Warn().Str("topic", q.sub.Topic).Str("subscription", q.sub.Name).Str("eventId", ev.ID).
+				Str("reason", string(reason)).Int32("attempts", it.attempts).
+				Dur("age", now.Sub(ev.Accepted))
+			if suppressed > 0 {
+				l = l.Int("suppressed", suppressed)
+			}
+			l.Msg(logMessages[logExpiry])
+		}
 	}
 	e.release(it.s)
 }
@@ -323,6 +340,9 @@ func (q *queue) stopTimer() {
 	if q.timer != nil {
 		q.timer.Stop()
 	}
+	if q.logTimer != nil {
+		q.logTimer.Stop()
+	}
 }
 
 // discard empties the queue for good and returns how many events it held.
@@ -334,6 +354,7 @@ func (q *queue) discard(reason DropReason) int {
 	if q.timer != nil {
 		q.timer.Stop()
 	}
+	q.flushLogsLocked()
 	n := 0
 	drop := func(it item) {
 		n++

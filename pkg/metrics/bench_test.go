@@ -1,0 +1,68 @@
+package metrics_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/metrics"
+)
+
+func BenchmarkPrometheus(b *testing.B) {
+	p := metrics.NewPrometheus()
+	sub := newSub(1, "t", "s")
+	p.SubscriptionPut(sub)
+	b.Run("Published", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				p.Published("t", http.StatusOK, time.Millisecond, 1, 0)
+			}
+		})
+	})
+	b.Run("Attempt", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				p.Attempt(sub, 1, time.Millisecond, nil)
+			}
+		})
+	})
+	b.Run("FirstAttempt", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				p.FirstAttempt(sub, time.Millisecond)
+			}
+		})
+	})
+}
+
+// BenchmarkPrometheus_Scrape scrapes 100 topics of 5 subscriptions each.
+func BenchmarkPrometheus_Scrape(b *testing.B) {
+	p := metrics.NewPrometheus()
+	var qs []delivery.QueueStats
+	for i := range 500 {
+		s := newSub(uint64(i+1), fmt.Sprintf("topic-%d", i/5), fmt.Sprintf("sub-%d", i))
+		p.SubscriptionPut(s)
+		p.Published(s.Topic, http.StatusOK, time.Millisecond, 1, 0)
+		p.Attempt(s, 1, time.Millisecond, nil)
+		qs = append(qs, delivery.QueueStats{Subscription: s, Ready: i})
+	}
+	p.Collect(func() delivery.Stats { return delivery.Stats{Queues: qs} })
+	srv := httptest.NewServer(p.Handler())
+	defer srv.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := http.Get(srv.URL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}

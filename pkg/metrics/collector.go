@@ -1,0 +1,97 @@
+package metrics
+
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+)
+
+// Values of the queue label. The two back-off queues are named after the
+// original module's shared __BACKOFF_1_1MINS and __BACKOFF_2_10MINS.
+const (
+	queueReady    = "ready"
+	queueBackoff1 = "backoff_1"
+	queueBackoff2 = "backoff_2"
+)
+
+// statsCollector reads the delivery engine's queues at every scrape.
+type statsCollector struct {
+	stats *atomic.Pointer[func() delivery.Stats]
+
+	queueDepth, backoffDepth, inFlight, queuedEvents, queuedBytes *prometheus.Desc
+}
+
+func newStatsCollector(stats *atomic.Pointer[func() delivery.Stats]) *statsCollector {
+	return &statsCollector{
+		stats: stats,
+		queueDepth: prometheus.NewDesc("eventgrid_queue_depth",
+			"Events waiting in a subscription's queue: ready for an attempt, or in the first or second back-off queue.",
+			[]string{labelTopic, labelSubscription, labelQueue}, nil),
+		backoffDepth: prometheus.NewDesc("eventgrid_backoff_queue_depth",
+			"Events waiting in a back-off queue, over all subscriptions.",
+			[]string{labelQueue}, nil),
+		inFlight: prometheus.NewDesc("eventgrid_deliveries_in_flight",
+			"Delivery requests in flight.", nil, nil),
+		queuedEvents: prometheus.NewDesc("eventgrid_queued_events",
+			"Queued (event, subscription) pairs, counted against broker__maxQueuedEvents.", nil, nil),
+		queuedBytes: prometheus.NewDesc("eventgrid_queued_bytes",
+			"Bytes of the distinct queued events, counted against the queued-bytes limit.", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.queueDepth
+	ch <- c.backoffDepth
+	ch <- c.inFlight
+	ch <- c.queuedEvents
+	ch <- c.queuedBytes
+}
+
+// Collect implements prometheus.Collector. Queues of the same topic and
+// subscription names are summed, so that a subscription deleted and created
+// again while a scrape runs cannot produce duplicate series.
+func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
+	f := c.stats.Load()
+	if f == nil {
+		return
+	}
+	st := (*f)()
+	type key struct{ topic, name string }
+	depths := make(map[key]*[3]int, len(st.Queues))
+	order := make([]key, 0, len(st.Queues))
+	var backoff [2]int
+	for _, q := range st.Queues {
+		if q.Subscription == nil {
+			continue
+		}
+		k := key{q.Subscription.Topic, q.Subscription.Name}
+		d, ok := depths[k]
+		if !ok {
+			d = new([3]int)
+			depths[k] = d
+			order = append(order, k)
+		}
+		d[0] += q.Ready
+		d[1] += q.Backoff[0]
+		d[2] += q.Backoff[1]
+		backoff[0] += q.Backoff[0]
+		backoff[1] += q.Backoff[1]
+	}
+	gauge := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	for _, k := range order {
+		d := depths[k]
+		gauge(c.queueDepth, int64(d[0]), k.topic, k.name, queueReady)
+		gauge(c.queueDepth, int64(d[1]), k.topic, k.name, queueBackoff1)
+		gauge(c.queueDepth, int64(d[2]), k.topic, k.name, queueBackoff2)
+	}
+	gauge(c.backoffDepth, int64(backoff[0]), queueBackoff1)
+	gauge(c.backoffDepth, int64(backoff[1]), queueBackoff2)
+	gauge(c.inFlight, int64(st.InFlight))
+	gauge(c.queuedEvents, st.QueuedEvents)
+	gauge(c.queuedBytes, st.QueuedBytes)
+}

@@ -1,0 +1,326 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/rs/zerolog"
+)
+
+// DefaultConsoleInterval is the interval of the console reporter unless
+// one is set: the original broker's reportingIntervalInSeconds.
+const DefaultConsoleInterval = time.Minute
+
+// Console is the console reporter (metrics__reporterType=console): it
+// measures like Prometheus, which it embeds (so it implements the same
+// interfaces, Collect and Forget* included), and logs a summary every
+// interval: a "topic metrics" line per topic and a "subscription metrics"
+// line per subscription with activity since the previous summary (counts
+// over the interval, mean latencies) or with queued events, then a "broker
+// metrics" line with the queue gauges. Its methods are safe for concurrent
+// use.
+type Console struct {
+	*Prometheus
+	interval time.Duration
+	log      zerolog.Logger
+
+	mu     sync.Mutex         // serialises reports; guards the fields below
+	prev   map[string]float64 // values at the previous report, by series key
+	cancel context.CancelFunc
+	done   chan struct{}
+	closed bool
+}
+
+// NewConsole returns a console reporter logging to log every interval
+// (DefaultConsoleInterval if interval <= 0) once Run is called.
+func NewConsole(interval time.Duration, log zerolog.Logger) *Console {
+	if interval <= 0 {
+		interval = DefaultConsoleInterval
+	}
+	return &Console{
+		Prometheus: NewPrometheus(),
+		interval:   interval,
+		log:        log.With().Str("component", "metrics").Logger(),
+		prev:       map[string]float64{},
+	}
+}
+
+// Run starts the goroutine that reports every interval and returns at once.
+// The goroutine stops when ctx is done or Close is called. Run returns an
+// error if the reporter is already running or was closed.
+func (c *Console) Run(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return errors.New("metrics: console reporter is closed")
+	case c.cancel != nil:
+		return errors.New("metrics: console reporter is already running")
+	}
+	ctx, c.cancel = context.WithCancel(ctx)
+	c.done = make(chan struct{})
+	go c.loop(ctx, c.done)
+	return nil
+}
+
+func (c *Console) loop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(c.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.Report()
+		}
+	}
+}
+
+// Close stops the reporting goroutine, waits for it, and logs a last
+// summary of the activity since the previous one. Later calls do nothing.
+// It always returns nil.
+func (c *Console) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	cancel, done := c.cancel, c.done
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	c.Report()
+	return nil
+}
+
+// topicLine is one topic's activity over an interval.
+type topicLine struct {
+	received, unmatched, success, systemErrors, userErrors float64
+	latency                                                hist
+}
+
+// subLine is one subscription's activity over an interval and its queues.
+type subLine struct {
+	delivered, failed, attempts, expired float64
+	successLat, failureLat, firstAttempt hist
+	dropped                              map[string]float64
+	ready, backoff1, backoff2            float64
+}
+
+// hist is a histogram's count and sum over an interval.
+type hist struct{ count, sum float64 }
+
+func (h hist) mean() float64 { return h.sum / h.count }
+
+// brokerLine holds the broker-wide values.
+type brokerLine struct {
+	queuedEvents, queuedBytes, inFlight, backoff1, backoff2, rejected float64
+}
+
+// Report logs a summary now: the activity since the previous report (or
+// since the start) and the current queue depths.
+func (c *Console) Report() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fams, err := c.reg.Gather()
+	if err != nil {
+		c.log.Warn().Err(err).Msg("gathering metrics")
+	}
+	cur := make(map[string]float64, len(c.prev))
+	// delta records v under key and returns its increase since the previous
+	// report; a decrease means the series was deleted and created again.
+	delta := func(key string, v float64) float64 {
+		cur[key] = v
+		if p := c.prev[key]; v >= p {
+			return v - p
+		}
+		return v
+	}
+	topics := map[string]*topicLine{}
+	type subKey struct{ topic, name string }
+	subs := map[subKey]*subLine{}
+	var b brokerLine
+	topicOf := func(m *dto.Metric) *topicLine {
+		t := label(m, labelTopic)
+		if topics[t] == nil {
+			topics[t] = &topicLine{}
+		}
+		return topics[t]
+	}
+	subOf := func(m *dto.Metric) *subLine {
+		k := subKey{label(m, labelTopic), label(m, labelSubscription)}
+		if subs[k] == nil {
+			subs[k] = &subLine{dropped: map[string]float64{}}
+		}
+		return subs[k]
+	}
+	for _, mf := range fams {
+		name := mf.GetName()
+		for _, m := range mf.GetMetric() {
+			key := seriesKey(name, m)
+			counter := func() float64 { return delta(key, m.GetCounter().GetValue()) }
+			histogram := func() hist {
+				h := m.GetHistogram()
+				return hist{delta(key+"#count", float64(h.GetSampleCount())), delta(key+"#sum", h.GetSampleSum())}
+			}
+			gauge := func() float64 { return m.GetGauge().GetValue() }
+			switch name {
+			case "eventgrid_topic_events_received_total":
+				topicOf(m).received = counter()
+			case "eventgrid_topic_unmatched_events_total":
+				topicOf(m).unmatched = counter()
+			case "eventgrid_topic_success_requests_total":
+				topicOf(m).success = counter()
+			case "eventgrid_topic_system_error_requests_total":
+				topicOf(m).systemErrors = counter()
+			case "eventgrid_topic_user_error_requests_total":
+				topicOf(m).userErrors = counter()
+			case "eventgrid_topic_success_request_latency_ms":
+				topicOf(m).latency = histogram()
+			case "eventgrid_subscription_delivery_success_total":
+				subOf(m).delivered = counter()
+			case "eventgrid_subscription_delivery_failure_total":
+				subOf(m).failed = counter()
+			case "eventgrid_subscription_delivery_attempts_total":
+				subOf(m).attempts = counter()
+			case "eventgrid_subscription_expired_total":
+				subOf(m).expired = counter()
+			case "eventgrid_subscription_delivery_success_latency_ms":
+				subOf(m).successLat = histogram()
+			case "eventgrid_subscription_delivery_failure_latency_ms":
+				subOf(m).failureLat = histogram()
+			case "eventgrid_subscription_system_delay_for_first_attempt_ms":
+				subOf(m).firstAttempt = histogram()
+			case "eventgrid_events_dropped_total":
+				if d := counter(); d != 0 {
+					subOf(m).dropped[label(m, labelReason)] = d
+				}
+			case "eventgrid_queue_depth":
+				s := subOf(m)
+				switch label(m, labelQueue) {
+				case queueReady:
+					s.ready = gauge()
+				case queueBackoff1:
+					s.backoff1 = gauge()
+				case queueBackoff2:
+					s.backoff2 = gauge()
+				}
+			case "eventgrid_backoff_queue_depth":
+				if label(m, labelQueue) == queueBackoff1 {
+					b.backoff1 = gauge()
+				} else {
+					b.backoff2 = gauge()
+				}
+			case "eventgrid_deliveries_in_flight":
+				b.inFlight = gauge()
+			case "eventgrid_queued_events":
+				b.queuedEvents = gauge()
+			case "eventgrid_queued_bytes":
+				b.queuedBytes = gauge()
+			case "eventgrid_publish_rejected_total":
+				b.rejected = counter()
+			}
+		}
+	}
+	c.prev = cur
+
+	for _, name := range sortedKeys(topics) {
+		t := topics[name]
+		if t.received == 0 && t.unmatched == 0 && t.success == 0 && t.systemErrors == 0 && t.userErrors == 0 {
+			continue
+		}
+		ev := c.log.Info().Str("topic", name).Int64("eventsReceived", int64(t.received)).
+			Int64("unmatchedEvents", int64(t.unmatched)).Int64("successRequests", int64(t.success)).
+			Int64("userErrorRequests", int64(t.userErrors)).Int64("systemErrorRequests", int64(t.systemErrors))
+		if t.latency.count > 0 {
+			ev = ev.Float64("successRequestLatencyMsMean", t.latency.mean())
+		}
+		ev.Msg("topic metrics")
+	}
+	keys := make([]subKey, 0, len(subs))
+	for k := range subs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b subKey) int {
+		if c := strings.Compare(a.topic, b.topic); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	for _, k := range keys {
+		s := subs[k]
+		if s.attempts == 0 && s.delivered == 0 && s.failed == 0 && s.expired == 0 && len(s.dropped) == 0 &&
+			s.firstAttempt.count == 0 && s.ready == 0 && s.backoff1 == 0 && s.backoff2 == 0 {
+			continue
+		}
+		ev := c.log.Info().Str("topic", k.topic).Str("subscription", k.name).
+			Int64("deliverySuccessCounts", int64(s.delivered)).Int64("deliveryFailureCounts", int64(s.failed)).
+			Int64("deliveryAttemptsCount", int64(s.attempts)).Int64("expiredCounts", int64(s.expired))
+		for _, h := range []struct {
+			field string
+			h     hist
+		}{
+			{"deliverySuccessLatencyMsMean", s.successLat},
+			{"deliveryFailureLatencyMsMean", s.failureLat},
+			{"systemDelayForFirstAttemptMsMean", s.firstAttempt},
+		} {
+			if h.h.count > 0 {
+				ev = ev.Float64(h.field, h.h.mean())
+			}
+		}
+		if len(s.dropped) > 0 {
+			d := zerolog.Dict()
+			for _, r := range sortedKeys(s.dropped) {
+				d = d.Int64(r, int64(s.dropped[r]))
+			}
+			ev = ev.Dict("dropped", d)
+		}
+		ev.Int64("queueReady", int64(s.ready)).Int64("queueBackoff1", int64(s.backoff1)).
+			Int64("queueBackoff2", int64(s.backoff2)).Msg("subscription metrics")
+	}
+	c.log.Info().Int64("queuedEvents", int64(b.queuedEvents)).Int64("queuedBytes", int64(b.queuedBytes)).
+		Int64("deliveriesInFlight", int64(b.inFlight)).Int64("backoffQueue1", int64(b.backoff1)).
+		Int64("backoffQueue2", int64(b.backoff2)).Int64("publishRejected", int64(b.rejected)).
+		Msg("broker metrics")
+}
+
+// label returns the value of the metric's label name, or "".
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// seriesKey identifies a series across reports.
+func seriesKey(name string, m *dto.Metric) string {
+	var sb strings.Builder
+	sb.WriteString(name)
+	for _, l := range m.GetLabel() {
+		sb.WriteByte(0)
+		sb.WriteString(l.GetName())
+		sb.WriteByte('=')
+		sb.WriteString(l.GetValue())
+	}
+	return sb.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,373 @@
+package metrics
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// Label names.
+const (
+	labelTopic        = "topic"
+	labelSubscription = "subscription"
+	labelReason       = "reason"
+	labelQueue        = "queue"
+)
+
+// requestBucketsMs are the latency buckets of publish requests, which a
+// broker on loopback answers in well under a millisecond to a few seconds.
+var requestBucketsMs = []float64{0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000}
+
+// deliveryBucketsMs extend them for deliveries, which may wait for a slow
+// subscriber up to the delivery timeout (60 s by default), and for the delay
+// before a first attempt, which grows with the backlog.
+var deliveryBucketsMs = append(requestBucketsMs[:len(requestBucketsMs):len(requestBucketsMs)], 10000, 30000, 60000, 120000)
+
+// dropReasons are the reasons whose series every subscription starts with.
+var dropReasons = [...]delivery.DropReason{delivery.DropExpired, delivery.DropMaxAttempts, delivery.DropDeleted, delivery.DropShutdown}
+
+// Prometheus keeps the broker's metrics in its own registry (never the
+// global one) and serves them with Handler. It implements delivery.Metrics,
+// api.Metrics (its Published method) and eventgrid.SubscriptionObserver; every method is safe for
+// concurrent use and none blocks on I/O.
+//
+// Series are labelled with the names topics and subscriptions were created
+// with. When Prometheus is told about subscriptions as an observer (after
+// the first SubscriptionPut), it keeps subscription series only for the
+// subscriptions that exist: their series appear, at zero, when they are
+// created and are removed when they are deleted, and measurements that
+// arrive late for a deleted subscription (a request still in flight, the
+// events discarded with it) are ignored. Until then, series are created on
+// first use and only ForgetSubscription and ForgetTopic remove them.
+type Prometheus struct {
+	reg     *prometheus.Registry
+	handler http.Handler
+
+	eventsReceived, unmatched, successRequests, systemErrors, userErrors *prometheus.CounterVec
+	requestLatency                                                       *prometheus.HistogramVec
+
+	delivered, failed, attempts, expired         *prometheus.CounterVec
+	successLatency, failureLatency, firstAttempt *prometheus.HistogramVec
+	dropped                                      *prometheus.CounterVec
+	rejected                                     prometheus.Counter
+
+	stats atomic.Pointer[func() delivery.Stats]
+
+	mu       sync.RWMutex
+	topics   map[string]*topicSeries // by topic name as reported
+	subs     map[uint64]*subSeries   // by subscription UID
+	observed bool                    // SubscriptionPut was called
+}
+
+var (
+	_ delivery.Metrics               = (*Prometheus)(nil)
+	_ eventgrid.SubscriptionObserver = (*Prometheus)(nil)
+)
+
+// topicSeries are the series of one topic.
+type topicSeries struct {
+	received, unmatched, success, systemErrors, userErrors prometheus.Counter
+	latency                                                prometheus.Observer
+}
+
+// subSeries are the series of one subscription.
+type subSeries struct {
+	topic, name                                  string
+	delivered, failed, attempts, expired         prometheus.Counter
+	successLatency, failureLatency, firstAttempt prometheus.Observer
+	dropped                                      [len(dropReasons)]prometheus.Counter
+}
+
+// NewPrometheus returns metrics registered in a new registry, which also
+// holds the Go runtime and process collectors.
+func NewPrometheus() *Prometheus {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
+	histogram := func(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+	}
+	t, ts := labelTopic, labelSubscription
+	p := &Prometheus{
+		reg:             prometheus.NewRegistry(),
+		eventsReceived:  counter("eventgrid_topic_events_received_total", "Events accepted by publish requests (EventsReceived).", t),
+		unmatched:       counter("eventgrid_topic_unmatched_events_total", "Accepted events that matched no subscription and were dropped (UnmatchedEvents).", t),
+		successRequests: counter("eventgrid_topic_success_requests_total", "Publish requests answered with 2xx (SuccessRequests).", t),
+		systemErrors:    counter("eventgrid_topic_system_error_requests_total", "Publish requests answered with 5xx (SystemErrorRequests).", t),
+		userErrors:      counter("eventgrid_topic_user_error_requests_total", "Publish requests answered with 4xx (UserErrorRequests).", t),
+		requestLatency:  histogram("eventgrid_topic_success_request_latency_ms", "Latency of successful publish requests in milliseconds (SuccessRequestLatencyMs).", requestBucketsMs, t),
+		delivered:       counter("eventgrid_subscription_delivery_success_total", "Events delivered (DeliverySuccessCounts).", t, ts),
+		failed:          counter("eventgrid_subscription_delivery_failure_total", "Events in failed delivery attempts (DeliveryFailureCounts).", t, ts),
+		attempts:        counter("eventgrid_subscription_delivery_attempts_total", "Event delivery attempts: n per request of n events (DeliveryAttemptsCount).", t, ts),
+		expired:         counter("eventgrid_subscription_expired_total", "Events dropped by the retry policy: time to live or attempts exhausted (ExpiredCounts).", t, ts),
+		successLatency:  histogram("eventgrid_subscription_delivery_success_latency_ms", "Latency of successful delivery requests in milliseconds (DeliverySuccessLatencyMs).", deliveryBucketsMs, t, ts),
+		failureLatency:  histogram("eventgrid_subscription_delivery_failure_latency_ms", "Latency of failed delivery requests in milliseconds (DeliveryFailureLatencyMs).", deliveryBucketsMs, t, ts),
+		firstAttempt:    histogram("eventgrid_subscription_system_delay_for_first_attempt_ms", "Time from acceptance to the first delivery attempt in milliseconds (SystemDelayForFirstAttemptMs).", deliveryBucketsMs, t, ts),
+		dropped:         counter("eventgrid_events_dropped_total", "Events that left a subscription's queue undelivered, by reason.", t, ts, labelReason),
+		rejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "eventgrid_publish_rejected_total",
+			Help: "Deliveries refused at publish with 503 because the broker's queues were full.",
+		}),
+		topics: map[string]*topicSeries{},
+		subs:   map[uint64]*subSeries{},
+	}
+	p.reg.MustRegister(
+		p.eventsReceived, p.unmatched, p.successRequests, p.systemErrors, p.userErrors, p.requestLatency,
+		p.delivered, p.failed, p.attempts, p.expired, p.successLatency, p.failureLatency, p.firstAttempt,
+		p.dropped, p.rejected,
+		newStatsCollector(&p.stats),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	p.handler = promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return p
+}
+
+// Handler returns the handler of GET /metrics: the registry in the
+// Prometheus text format.
+func (p *Prometheus) Handler() http.Handler { return p.handler }
+
+// Collect sets the function the queue gauges are read from at every scrape;
+// it is called on each scrape, never cached, and must be safe for concurrent
+// use (delivery.Engine.Stats is). nil removes the gauges.
+func (p *Prometheus) Collect(stats func() delivery.Stats) {
+	if stats == nil {
+		p.stats.Store(nil)
+		return
+	}
+	p.stats.Store(&stats)
+}
+
+// Published implements api.Metrics.
+func (p *Prometheus) Published(topic string, status int, latency time.Duration, received, unmatched int) {
+	t := p.topic(topic)
+	if received > 0 {
+		t.received.Add(float64(received))
+	}
+	if unmatched > 0 {
+		t.unmatched.Add(float64(unmatched))
+	}
+	switch {
+	case status >= 200 && status < 300:
+		t.success.Inc()
+		t.latency.Observe(ms(latency))
+	case status >= 500:
+		t.systemErrors.Inc()
+	case status >= 400:
+		t.userErrors.Inc()
+	}
+}
+
+// Attempt implements delivery.Metrics.
+func (p *Prometheus) Attempt(sub *eventgrid.EventSubscription, n int, latency time.Duration, err error) {
+	s := p.sub(sub)
+	if s == nil {
+		return
+	}
+	s.attempts.Add(float64(n))
+	if err == nil {
+		s.delivered.Add(float64(n))
+		s.successLatency.Observe(ms(latency))
+		return
+	}
+	s.failed.Add(float64(n))
+	s.failureLatency.Observe(ms(latency))
+}
+
+// FirstAttempt implements delivery.Metrics.
+func (p *Prometheus) FirstAttempt(sub *eventgrid.EventSubscription, delay time.Duration) {
+	if s := p.sub(sub); s != nil {
+		s.firstAttempt.Observe(ms(delay))
+	}
+}
+
+// Dropped implements delivery.Metrics. Events dropped because they expired
+// or ran out of attempts also count in ExpiredCounts.
+func (p *Prometheus) Dropped(sub *eventgrid.EventSubscription, reason delivery.DropReason, n int) {
+	s := p.sub(sub)
+	if s == nil {
+		return
+	}
+	c := s.droppedCounter(p, reason)
+	c.Add(float64(n))
+	if reason == delivery.DropExpired || reason == delivery.DropMaxAttempts {
+		s.expired.Add(float64(n))
+	}
+}
+
+// Rejected implements delivery.Metrics.
+func (p *Prometheus) Rejected(n int) { p.rejected.Add(float64(n)) }
+
+// SubscriptionPut implements eventgrid.SubscriptionObserver: the
+// subscription's series appear at zero. From the first call on, Prometheus
+// keeps series only for the subscriptions it was told about.
+func (p *Prometheus) SubscriptionPut(sub *eventgrid.EventSubscription) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.observed = true
+	if s, ok := p.subs[sub.UID]; ok {
+		if s.topic == sub.Topic && s.name == sub.Name {
+			return
+		}
+		p.deleteSubSeriesLocked(s.topic, s.name)
+	}
+	p.subs[sub.UID] = p.newSubSeriesLocked(sub.Topic, sub.Name)
+}
+
+// SubscriptionDeleted implements eventgrid.SubscriptionObserver: the
+// subscription's series are removed.
+func (p *Prometheus) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s, ok := p.subs[sub.UID]; ok {
+		delete(p.subs, sub.UID)
+		p.deleteSubSeriesLocked(s.topic, s.name)
+	}
+	p.deleteSubSeriesLocked(sub.Topic, sub.Name)
+}
+
+// ForgetSubscription removes the series of a deleted subscription; names
+// match case-insensitively.
+func (p *Prometheus) ForgetSubscription(topic, name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for uid, s := range p.subs {
+		if strings.EqualFold(s.topic, topic) && strings.EqualFold(s.name, name) {
+			delete(p.subs, uid)
+			p.deleteSubSeriesLocked(s.topic, s.name)
+		}
+	}
+	p.deleteSubSeriesLocked(topic, name)
+}
+
+// TopicDeleted implements api.Metrics: it forgets the topic's series.
+func (p *Prometheus) TopicDeleted(name string) { p.ForgetTopic(name) }
+
+// ForgetTopic removes the series of a deleted topic and of all of its
+// subscriptions; the name matches case-insensitively. A publish request
+// that races the deletion may bring the topic's series back.
+func (p *Prometheus) ForgetTopic(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	names := map[string]struct{}{name: {}}
+	for t := range p.topics {
+		if strings.EqualFold(t, name) {
+			names[t] = struct{}{}
+			delete(p.topics, t)
+		}
+	}
+	for uid, s := range p.subs {
+		if strings.EqualFold(s.topic, name) {
+			names[s.topic] = struct{}{}
+			delete(p.subs, uid)
+		}
+	}
+	for t := range names {
+		for _, v := range []*prometheus.CounterVec{p.eventsReceived, p.unmatched, p.successRequests, p.systemErrors, p.userErrors} {
+			v.DeleteLabelValues(t)
+		}
+		p.requestLatency.DeleteLabelValues(t)
+		match := prometheus.Labels{labelTopic: t}
+		for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired, p.dropped} {
+			v.DeletePartialMatch(match)
+		}
+		for _, v := range []*prometheus.HistogramVec{p.successLatency, p.failureLatency, p.firstAttempt} {
+			v.DeletePartialMatch(match)
+		}
+	}
+}
+
+// topic returns the series of a topic, creating them on first use.
+func (p *Prometheus) topic(name string) *topicSeries {
+	p.mu.RLock()
+	t, ok := p.topics[name]
+	p.mu.RUnlock()
+	if ok {
+		return t
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t, ok := p.topics[name]; ok {
+		return t
+	}
+	t = &topicSeries{
+		received:     p.eventsReceived.WithLabelValues(name),
+		unmatched:    p.unmatched.WithLabelValues(name),
+		success:      p.successRequests.WithLabelValues(name),
+		systemErrors: p.systemErrors.WithLabelValues(name),
+		userErrors:   p.userErrors.WithLabelValues(name),
+		latency:      p.requestLatency.WithLabelValues(name),
+	}
+	p.topics[name] = t
+	return t
+}
+
+// sub returns the series of a subscription, or nil if they must not be
+// kept: Prometheus observes subscriptions and this one does not exist.
+func (p *Prometheus) sub(sub *eventgrid.EventSubscription) *subSeries {
+	p.mu.RLock()
+	s, ok := p.subs[sub.UID]
+	observed := p.observed
+	p.mu.RUnlock()
+	if ok || observed {
+		return s
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s, ok := p.subs[sub.UID]; ok || p.observed {
+		return s
+	}
+	s = p.newSubSeriesLocked(sub.Topic, sub.Name)
+	p.subs[sub.UID] = s
+	return s
+}
+
+func (p *Prometheus) newSubSeriesLocked(topic, name string) *subSeries {
+	s := &subSeries{
+		topic:          topic,
+		name:           name,
+		delivered:      p.delivered.WithLabelValues(topic, name),
+		failed:         p.failed.WithLabelValues(topic, name),
+		attempts:       p.attempts.WithLabelValues(topic, name),
+		expired:        p.expired.WithLabelValues(topic, name),
+		successLatency: p.successLatency.WithLabelValues(topic, name),
+		failureLatency: p.failureLatency.WithLabelValues(topic, name),
+		firstAttempt:   p.firstAttempt.WithLabelValues(topic, name),
+	}
+	for i, r := range dropReasons {
+		s.dropped[i] = p.dropped.WithLabelValues(topic, name, string(r))
+	}
+	return s
+}
+
+func (p *Prometheus) deleteSubSeriesLocked(topic, name string) {
+	for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired} {
+		v.DeleteLabelValues(topic, name)
+	}
+	for _, v := range []*prometheus.HistogramVec{p.successLatency, p.failureLatency, p.firstAttempt} {
+		v.DeleteLabelValues(topic, name)
+	}
+	p.dropped.DeletePartialMatch(prometheus.Labels{labelTopic: topic, labelSubscription: name})
+}
+
+// droppedCounter returns the subscription's counter of reason.
+func (s *subSeries) droppedCounter(p *Prometheus, reason delivery.DropReason) prometheus.Counter {
+	for i, r := range dropReasons {
+		if r == reason {
+			return s.dropped[i]
+		}
+	}
+	return p.dropped.WithLabelValues(s.topic, s.name, string(reason))
+}
+
+// ms converts a duration to milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -52,10 +52,33 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
 		UserAgent:       "edgegrid/" + version,
 	})
-	engine := delivery.New(deliveryOptions(cfg), sender, nil, log)
-	reg := registry.New(registryOptions(cfg), engine)
+	rep, prom, stopReporter := newReporter(ctx, cfg, log)
+	defer stopReporter()
+	var engineMetrics delivery.Metrics
+	obs := observers{}
+	if rep != nil {
+		engineMetrics = rep
+	}
+	engine := delivery.New(deliveryOptions(cfg), sender, engineMetrics, log)
+	obs = append(obs, engine)
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
+	apiOpts.DeliveryStatus = deliveryStatus(engine)
+	if rep != nil {
+		rep.Collect(engine.Stats)
+		obs = append(obs, rep)
+		apiOpts.Metrics = rep
+	}
+	if prom != nil {
+		// /metrics is served on the API's listeners behind the API's
+		// authentication, as the original module served it.
+		apiOpts.MetricsHandler = prom.Handler()
+	}
+	reg := registry.New(registryOptions(cfg), obs)
+	if err := applyDesiredConfig(ctx, cfg, reg, log); err != nil {
+		engine.Close(0)
+		return err
+	}
 	srv := api.New(apiOpts, reg, engine, log)
 
 	if err := openListeners(cfg, srv, sec, log, onListen); err != nil {

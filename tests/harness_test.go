@@ -146,6 +146,31 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	return w.b.raw.Write(p)
 }
 
+// runToExit runs the broker with env, expecting it to stop by itself (a
+// start-up failure), and returns its exit code and output.
+func runToExit(t testing.TB, env map[string]string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(brokerBin)
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the broker did not exit by itself:\n%s", out.String())
+	}
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
 // Stop sends SIGTERM and waits for the broker to exit; it fails the test if
 // the broker does not exit cleanly.
 func (b *broker) Stop() {

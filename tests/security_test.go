@@ -281,6 +281,28 @@ func TestSecurity_SAS(t *testing.T) {
 			}
 		}
 	})
+	t.Run("EitherMethodIsEnough", func(t *testing.T) {
+		both := startBroker(t, merge(devEnv(),
+			"inbound__serverAuth__tlsPolicy", "strict",
+			"inbound__clientAuth__clientCert__enabled", "true",
+			"inbound__clientAuth__sasKeys__enabled", "true",
+			"inbound__clientAuth__sasKeys__key1", key1,
+		))
+		cert := testpki.SelfSigned(t, "client") // allowUnknownCA defaults to true
+		url := both.TLS + "/topics?" + apiVersion
+		if code := status(t, tlsClient(nil, &cert), http.MethodGet, url, nil); code != 200 {
+			t.Errorf("certificate only: %d", code)
+		}
+		if code := status(t, tlsClient(nil, nil), http.MethodGet, url, nil, "aeg-sas-key", key1); code != 200 {
+			t.Errorf("key only: %d", code)
+		}
+		if code := status(t, tlsClient(nil, &cert), http.MethodGet, url, nil, "aeg-sas-key", "wrong"); code != 200 {
+			t.Errorf("wrong key but a good certificate: %d", code)
+		}
+		if code := status(t, tlsClient(nil, nil), http.MethodGet, url, nil); code != 401 {
+			t.Errorf("neither: %d, want 401", code)
+		}
+	})
 	t.Run("SecretsNeverLogged", func(t *testing.T) {
 		out := b.Output()
 		for _, secret := range []string{key1, key2} {
@@ -382,7 +404,7 @@ func TestSecurity_FileCertificates(t *testing.T) {
 }
 
 func TestSecurity_Hardening(t *testing.T) {
-	b := startBroker(t, merge(devEnv(), "api__readHeaderTimeoutInSeconds", "1", "api__maxHeaderBytes", "4096"))
+	b := startBroker(t, merge(devEnv(), "api__readHeaderTimeoutInSeconds", "1", "api__requestTimeoutInSeconds", "2", "api__maxHeaderBytes", "4096"))
 	addr := strings.TrimPrefix(b.URL, "http://")
 
 	t.Run("SlowHeadersCutOff", func(t *testing.T) {
@@ -400,6 +422,22 @@ func TestSecurity_Hardening(t *testing.T) {
 			t.Errorf("connection kept %v with unfinished headers", time.Since(start))
 		}
 		_ = err // closed (EOF) or a 408 answer: either way it was cut off
+	})
+
+	t.Run("SlowBodyCutOff", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST /topics/t/events?%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[", apiVersion)
+		// Send nothing more: the request timeout must end the request.
+		_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+		start := time.Now()
+		_, _ = bufio.NewReader(conn).ReadString('\n')
+		if d := time.Since(start); d > 8*time.Second {
+			t.Errorf("a request with a stalled body was kept %v with a 2 s request timeout", d)
+		}
 	})
 
 	t.Run("OversizedHeaders", func(t *testing.T) {

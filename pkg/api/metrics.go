@@ -10,8 +10,11 @@ type Metrics interface {
 	// brought that the broker accepted, and how many of those matched no
 	// subscription (and were dropped, as the original module did).
 	Published(topic string, status int, latency time.Duration, received, unmatched int)
+	// TopicDeleted reports that a topic is gone, so its series can go too.
+	TopicDeleted(topic string)
 }
 
 type nopMetrics struct{}
 
 func (nopMetrics) Published(string, int, time.Duration, int, int) {}
+func (nopMetrics) TopicDeleted(string)                            {}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
 // Options configure the API.
@@ -41,6 +42,9 @@ type Options struct {
 	MetricsHandler http.Handler
 	// Authenticator, if not nil, checks every request but the health probe.
 	Authenticator Authenticator
+	// DeliveryStatus, if not nil, adds the read-only deliveryStatus
+	// extension to subscription responses.
+	DeliveryStatus func(*eventgrid.EventSubscription) *resource.DeliveryStatus
 }
 
 // DefaultOptions returns the documented defaults.

@@ -5,6 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+
 	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
@@ -24,7 +26,7 @@ func (s *Server) putSubscription(c echo.Context) error {
 	}
 	s.log.Info().Str("topic", stored.Topic).Str("subscription", stored.Name).
 		Str("endpointType", string(stored.Destination.EndpointType)).Bool("created", created).Msg("event subscription saved")
-	return c.JSON(http.StatusOK, resource.NewSubscription(stored, s.opts.IDPrefix))
+	return c.JSON(http.StatusOK, s.subscription(stored))
 }
 
 func (s *Server) getSubscription(c echo.Context) error {
@@ -32,7 +34,7 @@ func (s *Server) getSubscription(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, resource.NewSubscription(sub, s.opts.IDPrefix))
+	return c.JSON(http.StatusOK, s.subscription(sub))
 }
 
 func (s *Server) listSubscriptions(c echo.Context) error {
@@ -42,7 +44,7 @@ func (s *Server) listSubscriptions(c echo.Context) error {
 	}
 	out := make([]resource.Subscription, 0, len(subs))
 	for _, sub := range subs {
-		out = append(out, resource.NewSubscription(sub, s.opts.IDPrefix))
+		out = append(out, s.subscription(sub))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -54,4 +56,14 @@ func (s *Server) deleteSubscription(c echo.Context) error {
 	}
 	s.log.Info().Str("topic", topic).Str("subscription", name).Msg("event subscription deleted")
 	return c.NoContent(http.StatusOK)
+}
+
+// subscription builds a subscription's response, with its delivery status
+// when the broker reports one.
+func (s *Server) subscription(sub *eventgrid.EventSubscription) resource.Subscription {
+	r := resource.NewSubscription(sub, s.opts.IDPrefix)
+	if s.opts.DeliveryStatus != nil {
+		r.Properties.DeliveryStatus = s.opts.DeliveryStatus(sub)
+	}
+	return r
 }

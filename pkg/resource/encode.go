@@ -60,6 +60,22 @@ type SubscriptionProperties struct {
 	RetryPolicy         *RetryPolicy          `json:"retryPolicy,omitempty"`
 	Filter              *Filter               `json:"filter,omitempty"`
 	PersistencePolicy   *PersistencePolicy    `json:"persistencePolicy,omitempty"`
+	// DeliveryStatus is an edgegrid extension, read-only: what the broker
+	// holds for the subscription right now.
+	DeliveryStatus *DeliveryStatus `json:"deliveryStatus,omitempty"`
+}
+
+// DeliveryStatus describes a subscription's queue (an edgegrid extension of
+// the subscription resource; it is ignored on input).
+type DeliveryStatus struct {
+	// Ready events wait for an attempt now; InBackoff wait in the 1-minute
+	// and 10-minute back-off lists; InFlight are being delivered.
+	Ready     int `json:"ready"`
+	InBackoff int `json:"inBackoff"`
+	InFlight  int `json:"inFlight"`
+	// LastFailureTime and LastError describe the most recent failed attempt.
+	LastFailureTime string `json:"lastFailureTime,omitempty"`
+	LastError       string `json:"lastError,omitempty"`
 }
 
 // Destination is the response shape of a destination. The EventGrid

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/api"
+	"github.com/edgegrid/edgegrid/pkg/bootstrap"
+	"github.com/edgegrid/edgegrid/pkg/config"
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/resource"
+)
+
+// observers tells several observers about every subscription change, in
+// order.
+type observers []eventgrid.SubscriptionObserver
+
+func (o observers) SubscriptionPut(sub *eventgrid.EventSubscription) {
+	for _, x := range o {
+		x.SubscriptionPut(sub)
+	}
+}
+
+func (o observers) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
+	for _, x := range o {
+		x.SubscriptionDeleted(sub)
+	}
+}
+
+// reporter is what metrics__reporterType selects: Prometheus (served at
+// /metrics) or Console (logged periodically); both measure the same things.
+type reporter interface {
+	api.Metrics
+	delivery.Metrics
+	eventgrid.SubscriptionObserver
+	Collect(func() delivery.Stats)
+}
+
+// newReporter returns the configured reporter, its /metrics handler (nil
+// unless Prometheus) and a function to stop it (which logs a last summary
+// for Console). It returns a nil reporter for "none".
+func newReporter(ctx context.Context, cfg config.Config, log zerolog.Logger) (reporter, *metrics.Prometheus, func()) {
+	switch cfg.MetricsReporterType {
+	case config.ReporterPrometheus:
+		p := metrics.NewPrometheus()
+		return p, p, func() {}
+	case config.ReporterConsole:
+		c := metrics.NewConsole(time.Duration(cfg.MetricsReportingIntervalSeconds)*time.Second, log)
+		if err := c.Run(ctx); err != nil {
+			log.Warn().Err(err).Msg("console metrics reporter did not start")
+		}
+		return c, nil, func() { _ = c.Close() }
+	}
+	return nil, nil, func() {}
+}
+
+// deliveryStatus reports a subscription's queue for the deliveryStatus
+// extension of subscription responses.
+func deliveryStatus(e *delivery.Engine) func(*eventgrid.EventSubscription) *resource.DeliveryStatus {
+	return func(sub *eventgrid.EventSubscription) *resource.DeliveryStatus {
+		st, ok := e.QueueStats(sub)
+		if !ok {
+			return nil
+		}
+		ds := &resource.DeliveryStatus{
+			Ready:     st.Ready,
+			InBackoff: st.Backoff[0] + st.Backoff[1],
+			InFlight:  st.InFlight,
+			LastError: st.LastError,
+		}
+		if !st.LastFailure.IsZero() {
+			ds.LastFailureTime = st.LastFailure.UTC().Format(time.RFC3339Nano)
+		}
+		return ds
+	}
+}
+
+// applyDesiredConfig creates the topics and subscriptions declared in
+// desired_config or desired_config_file. A bad entry is logged and skipped;
+// only an unreadable document stops the start.
+func applyDesiredConfig(ctx context.Context, cfg config.Config, reg *registry.Registry, log zerolog.Logger) error {
+	doc, err := bootstrap.Load(cfg.DesiredConfig, cfg.DesiredConfigFile)
+	if err != nil || doc == nil {
+		return err
+	}
+	log = log.With().Str("component", "bootstrap").Logger()
+	res, err := bootstrap.Apply(ctx, doc, reg, reg, log)
+	if err != nil {
+		return err
+	}
+	log.Info().Int("topics", len(res.Topics)).Int("eventSubscriptions", len(res.Subscriptions)).
+		Int("errors", res.Errors.Len()).Msg("declared topics and event subscriptions created")
+	return nil
+}

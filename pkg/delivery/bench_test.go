@@ -1,0 +1,72 @@
+package delivery_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// countingSender accepts every batch at once and counts the events.
+type countingSender struct{ n atomic.Int64 }
+
+func (s *countingSender) Send(_ context.Context, b *delivery.Batch) error {
+	s.n.Add(int64(len(b.Events)))
+	return nil
+}
+
+// benchmarkEngine publishes b.N events in requests of perRequest events to
+// subs subscriptions and waits until every delivery is made. It measures the
+// engine alone: fan-out, queueing, batch assembly and the workers, with a
+// sender that costs nothing.
+func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
+	s := &countingSender{}
+	o := delivery.DefaultOptions()
+	o.MaxQueuedEvents = 1 << 30
+	o.MaxQueuedBytes = 1 << 40
+	e := delivery.New(o, s, nil, zerolog.Nop())
+	defer e.Close(time.Second)
+	var list []*eventgrid.EventSubscription
+	for i := range subs {
+		list = append(list, newSub(e, fmt.Sprint("s", i), func(s *eventgrid.EventSubscription) {
+			s.Destination.MaxEventsPerBatch = batch
+		}))
+	}
+	events := make([]*eventgrid.Event, perRequest)
+	for i := range events {
+		events[i] = newEvent(fmt.Sprint(i), 1024)
+	}
+	ds := make([]eventgrid.Delivery, perRequest)
+	for i, ev := range events {
+		ds[i] = eventgrid.Delivery{Event: ev, Subscriptions: list}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	published := 0
+	for published < b.N {
+		n := min(perRequest, b.N-published)
+		if err := e.Publish(context.Background(), eventgrid.Topic{Name: "t"}, ds[:n]); err != nil {
+			b.Fatal(err)
+		}
+		published += n
+	}
+	want := int64(b.N * subs)
+	for s.n.Load() < want {
+		time.Sleep(50 * time.Microsecond)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(want), "ns/delivery")
+}
+
+func BenchmarkEngine(b *testing.B) {
+	b.Run("Unbatched/1sub", func(b *testing.B) { benchmarkEngine(b, 1, 1, 0) })
+	b.Run("Batch50/1sub/publish100", func(b *testing.B) { benchmarkEngine(b, 1, 100, 50) })
+	b.Run("FanOut/10subs/publish100", func(b *testing.B) { benchmarkEngine(b, 10, 100, 0) })
+	b.Run("FanOut/10subs/publish100/batch50", func(b *testing.B) { benchmarkEngine(b, 10, 100, 50) })
+}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -354,4 +355,95 @@ func TestDelivery_DeleteDiscardsQueue(t *testing.T) {
 	if len(logs) != 1 || logs[0]["events"] != float64(4) {
 		t.Errorf("delete log %v, want 4 events", logs)
 	}
+}
+
+// TestDelivery_EventGridForwarding forwards events from one broker to a
+// second one playing the cloud Event Grid topic, over HTTPS with the
+// destination's SAS key, as an EventGrid destination does.
+func TestDelivery_EventGridForwarding(t *testing.T) {
+	const key = "Y2xvdWQtdG9waWMta2V5"
+	cloud := startBroker(t, merge(devEnv(),
+		"inbound__serverAuth__tlsPolicy", "enabled",
+		"inbound__clientAuth__sasKeys__enabled", "true",
+		"inbound__clientAuth__sasKeys__key1", key))
+	k := newSink(t, nil)
+	cloudAPI := func(method, path string, body any, want int) {
+		t.Helper()
+		code, _, rb := do(t, nil, method, cloud.URL+path, "application/json", body, "aeg-sas-key", key)
+		if code != want {
+			t.Fatalf("%s %s = %d: %s", method, path, code, rb)
+		}
+	}
+	cloudAPI(http.MethodPut, "/topics/cloudTopic?"+apiVersion, map[string]any{}, 200)
+	cloudAPI(http.MethodPut, "/topics/cloudTopic/eventSubscriptions/out?"+apiVersion,
+		map[string]any{"properties": map[string]any{"destination": webhookDest(k.URL)}}, 200)
+
+	edge := startBroker(t, fastEnv("outbound__eventgrid__allowInvalidHostnames", "true"))
+	createTopic(t, edge.URL, "local", "EventGridSchema")
+	forward := func(name, topicName string) {
+		props := map[string]any{
+			"endpointUrl": cloud.TLS + "/topics/cloudTopic/api/events?api-version=2018-01-01",
+			"sasKey":      key,
+		}
+		if topicName != "" {
+			props["topicName"] = topicName
+		}
+		createSubscription(t, edge.URL, "local", name, map[string]any{
+			"destination": map[string]any{"endpointType": "EventGrid", "properties": props},
+			"filter":      map[string]any{"subjectBeginsWith": "/" + name},
+		})
+	}
+	forward("named", "cloudTopic") // topic rewritten to topicName
+	forward("nulled", "")          // topic sent as null
+
+	evs := egEvents("fwd", 2)
+	evs[0]["subject"], evs[1]["subject"] = "/named/1", "/nulled/1"
+	publish(t, edge.URL, "local", evs)
+	k.waitAccepted(t, 2, 15*time.Second)
+	for _, r := range k.requests() {
+		var got []map[string]any
+		_ = json.Unmarshal(r.body, &got)
+		for _, ev := range got {
+			if ev["topic"] != "cloudTopic" {
+				t.Errorf("event %v arrived with topic %v", ev["id"], ev["topic"])
+			}
+		}
+	}
+
+	t.Run("WrongKeyIsRetried", func(t *testing.T) {
+		createSubscription(t, edge.URL, "local", "badkey", map[string]any{
+			"destination": map[string]any{"endpointType": "EventGrid", "properties": map[string]any{
+				"endpointUrl": cloud.TLS + "/topics/cloudTopic/api/events?api-version=2018-01-01", "sasKey": "wrong"}},
+			"filter": map[string]any{"subjectBeginsWith": "/badkey"},
+		})
+		ev := egEvents("bk", 1)
+		ev[0]["subject"] = "/badkey/1"
+		publish(t, edge.URL, "local", ev)
+		eventually(t, 10*time.Second, func() error {
+			for _, l := range edge.Logs("delivery attempt failed") {
+				if l["subscription"] == "badkey" && strings.Contains(fmt.Sprint(l["error"]), "401") {
+					return nil
+				}
+			}
+			return fmt.Errorf("no 401 failure logged for the wrong key")
+		})
+		if strings.Contains(edge.Output(), key) {
+			t.Error("the edge broker logged the destination's SAS key")
+		}
+	})
+
+	t.Run("URLRules", func(t *testing.T) {
+		for name, url := range map[string]string{
+			"NotAPIEvents": cloud.TLS + "/topics/cloudTopic/events?api-version=2018-01-01",
+			"WrongVersion": cloud.TLS + "/topics/cloudTopic/api/events?api-version=2019-01-01",
+			"PlainHTTP":    cloud.URL + "/topics/cloudTopic/api/events?api-version=2018-01-01",
+		} {
+			code, _, body := do(t, nil, http.MethodPut, edge.URL+"/topics/local/eventSubscriptions/x?"+apiVersion, "application/json",
+				map[string]any{"properties": map[string]any{"destination": map[string]any{"endpointType": "EventGrid",
+					"properties": map[string]any{"endpointUrl": url, "sasKey": "k"}}}})
+			if code != 400 || !strings.Contains(string(body), "InvalidDestination") {
+				t.Errorf("%s: %d %s", name, code, body)
+			}
+		}
+	})
 }

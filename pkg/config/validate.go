@@ -29,7 +29,7 @@ func (r intRange) accepted() string {
 // depend on other settings.
 func (c Config) intRanges() []intRange {
 	r := func(env string, v, lo, hi int) intRange { return intRange{env, int64(v), int64(lo), int64(hi)} }
-	atLeast := func(env string, v, lo int) intRange { return r(env, v, lo, unbounded) }
+	atLeast := func(env string, v, lo int) intRange { return intRange{env, int64(v), int64(lo), unbounded} }
 	return []intRange{
 		// DefaultMaxDeliveryAttempts may go up to 30, or to the subscription
 		// limit when that is raised above 30.

@@ -81,12 +81,15 @@ func MustOpenServer(tb testing.TB, opts ...serverOption) *testServer {
 		tb.Fatalf("Open: %v", err)
 	}
 	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Close the client's idle connections first: one it dialled but never
+		// used is, to the server, a new connection that Shutdown waits up to
+		// 5 s for.
+		ts.Client.CloseIdleConnections()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := srv.Close(ctx); err != nil {
 			tb.Errorf("Close: %v", err)
 		}
-		ts.Client.CloseIdleConnections()
 	})
 	ts.URL = "http://" + addr.String()
 	return ts

@@ -1,0 +1,45 @@
+// Command bench measures the broker end to end on loopback:
+//
+//	go run ./scripts/bench [-scenarios a,b,c,d,e,f] [-size 1024] [-out file.json]
+//
+// It builds the broker binary (go build ./module, or runs the one given with
+// -broker), starts it as a child process with a fresh configuration for
+// every scenario, and drives it with a load generator and a webhook sink,
+// both in this process. The sink answers 200 and records the receive time of
+// every event; each published event carries its publish time in its data
+// ({"bt":<Unix ns>,"pad":"…"}, padded to -size bytes), so the latency is
+// publish → receive on the same clock. The broker is stopped by its PID with
+// SIGTERM at the end of each scenario. Linux only: the broker's CPU time and
+// memory come from /proc/<pid>/stat and /proc/<pid>/status.
+//
+// Scenarios:
+//
+//	a  one event per publish request, unbatched delivery, 1 subscription
+//	b  100-event publish requests, delivery batches of 50, 1 subscription
+//	c  fan-out: as b, but one topic with 10 subscriptions
+//	d  as c, with one subscriber that never answers (deliveries time out
+//	   after -hang-timeout); the other nine are compared with c
+//	e  backlog: -backlog events queued for a dead subscriber (connection
+//	   refused, one-hour back-off) with broker__maxQueuedEvents at the same
+//	   number, then -overflow publish requests past that limit
+//	f  latency: one event per request at a fixed rate (-rate), open loop,
+//	   unbatched delivery
+//
+// a and b publish for -duration (or -events), c and d publish
+// -fanout-events, all with -publishers closed-loop publishers.
+//
+// For every scenario it reports events per second end to end (events
+// received by the sink ÷ time from the first publish to the last receive),
+// latency percentiles, broker CPU seconds per 1,000 delivered events, broker
+// RSS and peak RSS, and the CPU taken meanwhile by this process and by other
+// processes on the machine. It prints a table and writes the same figures,
+// with more detail, as JSON to -out (by default edgegrid-bench.json in the
+// temporary directory).
+//
+// The load generator, the sink and the broker share the machine's cores, as
+// on a gateway. On a machine shared with other work, -wait-idle waits for
+// the machine to be idle before each scenario and -retry-busy runs a
+// scenario again when other processes took CPU during it. -perf DIR records
+// a perf profile of the broker for each scenario. -env KEY=VALUE adds to the
+// broker's environment (for example GOGC) in every scenario.
+package main

@@ -3,7 +3,6 @@ package schema
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -49,7 +48,7 @@ func IsBinary(h http.Header) bool {
 // Body never shares memory with body. DecodeBinary is safe for concurrent
 // use.
 func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Time) (*eventgrid.Event, error) {
-	d := &decoder{schema: eventgrid.CloudEventSchemaV1_0, accepted: accepted}
+	d := &decoder{mem: newArena(len(body) + 512), schema: eventgrid.CloudEventSchemaV1_0, accepted: accepted}
 	var m members
 	var contentType string
 	hasContentType := false
@@ -175,7 +174,7 @@ func binaryData(m *members, body []byte) error {
 		if len(data) == 0 {
 			return nil
 		}
-		if !json.Valid(data) {
+		if !rawjson.Valid(data) {
 			return invalidJSON("the request body (Content-Type "+mediaType+")", body)
 		}
 		m.val[ceData] = data

@@ -148,7 +148,7 @@ func (d *decoder) buildCloudEvent(i int, m *members) (*eventgrid.Event, error) {
 		return nil, tooLarge(i, n)
 	}
 
-	b := make([]byte, 0, n)
+	b := d.mem.body(n)
 	b = append(b, head...)
 	var at [ceCount]int
 	member := func(f int) {
@@ -179,7 +179,8 @@ func (d *decoder) buildCloudEvent(i int, m *members) (*eventgrid.Event, error) {
 	member(ceDataBase64)
 	b = append(b, '}')
 
-	ev := &eventgrid.Event{
+	ev := d.mem.event()
+	*ev = eventgrid.Event{
 		ID:       stringAt(b, at[ceID], len(m.val[ceID])),
 		Type:     stringAt(b, at[ceType], len(m.val[ceType])),
 		Body:     b,

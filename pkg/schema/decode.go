@@ -23,11 +23,11 @@ import (
 // event's Body would exceed eventgrid.MaxEventSize; and EInvalidSchema when
 // s is not a known schema. An empty array yields no events and no error.
 //
-// CustomEventSchema events keep sub-slices of body as their Body, so body
-// must not be modified after the call; the other schemas copy what they
-// keep. DecodeBatch is safe for concurrent use.
+// The events keep nothing of body, which the caller may reuse once
+// DecodeBatch returns: their bodies and structs are allocated together per
+// request (see arena). DecodeBatch is safe for concurrent use.
 func DecodeBatch(s eventgrid.InputSchema, topic string, body []byte, accepted time.Time) ([]*eventgrid.Event, error) {
-	d, err := newDecoder(s, topic, accepted)
+	d, err := newDecoder(s, topic, accepted, len(body))
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +61,10 @@ func DecodeBatch(s eventgrid.InputSchema, topic string, body []byte, accepted ti
 // and differ, it is an error. defaultID is ignored for CustomEventSchema.
 //
 // It returns the same errors as DecodeBatch, with EInvalidJSON when body is
-// not an object and index 0 in every event error. A CustomEventSchema Body is
-// a sub-slice of body. DecodeOne is safe for concurrent use.
+// not an object and index 0 in every event error. The event keeps nothing of
+// body. DecodeOne is safe for concurrent use.
 func DecodeOne(s eventgrid.InputSchema, topic string, body []byte, defaultID string, accepted time.Time) (*eventgrid.Event, error) {
-	d, err := newDecoder(s, topic, accepted)
+	d, err := newDecoder(s, topic, accepted, len(body))
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +80,7 @@ func DecodeOne(s eventgrid.InputSchema, topic string, body []byte, defaultID str
 
 // decoder holds what one call needs across the events of a request.
 type decoder struct {
+	mem      *arena
 	schema   eventgrid.InputSchema
 	topic    string
 	accepted time.Time
@@ -90,8 +91,11 @@ type decoder struct {
 	extIndex map[string]int
 }
 
-func newDecoder(s eventgrid.InputSchema, topic string, accepted time.Time) (*decoder, error) {
-	d := &decoder{schema: s, topic: topic, accepted: accepted}
+// newDecoder returns a decoder for a request body of bodyLen bytes.
+func newDecoder(s eventgrid.InputSchema, topic string, accepted time.Time, bodyLen int) (*decoder, error) {
+	// Canonical bodies are about as long as the input: room for it plus the
+	// topic and metadataVersion that EventGridSchema events gain.
+	d := &decoder{mem: newArena(bodyLen + bodyLen/8 + 64), schema: s, topic: topic, accepted: accepted}
 	switch s {
 	case eventgrid.EventGridSchema:
 		d.qtopic = appendJSONString(nil, topic)
@@ -118,14 +122,16 @@ func (d *decoder) decode(i int, elem []byte, defaultID string) (*eventgrid.Event
 	if len(elem) > eventgrid.MaxEventSize {
 		return nil, tooLarge(i, len(elem))
 	}
-	return &eventgrid.Event{Body: elem, Accepted: d.accepted}, nil
+	ev := d.mem.event()
+	ev.Body, ev.Accepted = append(d.mem.body(len(elem)), elem...), d.accepted
+	return ev, nil
 }
 
 // checkJSON returns EInvalidJSON unless body is one valid JSON value. The
-// common case costs one allocation-free json.Valid; only a failure pays for
+// common case costs one allocation-free rawjson.Valid; only a failure pays for
 // finding the offset.
 func checkJSON(body []byte) error {
-	if json.Valid(body) {
+	if rawjson.Valid(body) {
 		return nil
 	}
 	return invalidJSON("the request body", body)

@@ -1,7 +1,7 @@
 // Package schema decodes, validates and canonicalises the events a client
 // publishes, once, on the publish path.
 //
-// A request body is checked with encoding/json.Valid and then walked in place
+// A request body is checked with rawjson.Valid and then walked in place
 // with package rawjson; no Go values are built. The result is one
 // *eventgrid.Event per published event whose Body is the JSON object
 // delivered to subscribers:
@@ -10,7 +10,8 @@
 //     order, "topic" set to the topic name and "metadataVersion" "1". Input
 //     property names are matched case-insensitively, an exact match winning
 //     over a folded one, and unknown properties are dropped.
-//   - CustomEventSchema: the element exactly as received.
+//   - CustomEventSchema: the element exactly as received (copied: no event
+//     keeps memory of the request body, which the caller may reuse).
 //   - CloudEventSchemaV1_0: a canonical CloudEvents 1.0 JSON object with
 //     lower-case attribute names in a fixed order, from a structured-mode JSON
 //     body or from an HTTP binary-mode request (ce-* headers).

@@ -99,7 +99,7 @@ func (d *decoder) eventGrid(i int, elem []byte, defaultID string) (*eventgrid.Ev
 		return nil, tooLarge(i, n)
 	}
 
-	b := make([]byte, 0, n)
+	b := d.mem.body(n)
 	b = append(b, kID...)
 	idAt := len(b)
 	b = append(b, id...)
@@ -122,7 +122,8 @@ func (d *decoder) eventGrid(i int, elem []byte, defaultID string) (*eventgrid.Ev
 	b = append(b, dataVersion...)
 	b = append(b, kTail...)
 
-	return &eventgrid.Event{
+	ev := d.mem.event()
+	*ev = eventgrid.Event{
 		ID:          stringAt(b, idAt, len(id)),
 		Type:        stringAt(b, typeAt, len(eventType)),
 		Subject:     stringAt(b, subjectAt, len(subject)),
@@ -130,7 +131,8 @@ func (d *decoder) eventGrid(i int, elem []byte, defaultID string) (*eventgrid.Ev
 		DataVersion: stringAt(b, dataVersionAt, len(dataVersion)),
 		Body:        b,
 		Accepted:    d.accepted,
-	}, nil
+	}
+	return ev, nil
 }
 
 // checkDefaultID returns an error unless the id string literal id is

@@ -64,6 +64,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
 	apiOpts.DeliveryStatus = deliveryStatus(engine)
+	apiOpts.Admit = engine.Admit
 	if rep != nil {
 		rep.Collect(engine.Stats)
 		obs = append(obs, rep)

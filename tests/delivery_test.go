@@ -344,17 +344,31 @@ func TestDelivery_DeleteDiscardsQueue(t *testing.T) {
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	createSubscription(t, b.URL, "t", "s", map[string]any{"destination": webhookDest(k.URL)})
 	publish(t, b.URL, "t", egEvents("e", 4))
+	// Wait until all four wait in back-off, as the subscription's
+	// deliveryStatus reports.
 	eventually(t, 10*time.Second, func() error {
-		if n := len(k.requests()); n != 4 {
-			return fmt.Errorf("%d first attempts", n)
+		var sub struct {
+			Properties struct {
+				DeliveryStatus struct {
+					InBackoff int    `json:"inBackoff"`
+					LastError string `json:"lastError"`
+				} `json:"deliveryStatus"`
+			} `json:"properties"`
+		}
+		_ = json.Unmarshal(mustDo(t, http.MethodGet, b.URL+"/topics/t/eventSubscriptions/s?"+apiVersion, "", nil, 200), &sub)
+		if ds := sub.Properties.DeliveryStatus; ds.InBackoff != 4 || !strings.Contains(ds.LastError, "500") {
+			return fmt.Errorf("deliveryStatus %+v", ds)
 		}
 		return nil
 	})
 	mustDo(t, http.MethodDelete, b.URL+"/topics/t?"+apiVersion, "", nil, http.StatusOK)
-	logs := b.Logs("event subscription deleted; its queued events were discarded")
-	if len(logs) != 1 || logs[0]["events"] != float64(4) {
-		t.Errorf("delete log %v, want 4 events", logs)
-	}
+	eventually(t, 5*time.Second, func() error {
+		logs := b.Logs("event subscription deleted; its queued events were discarded")
+		if len(logs) != 1 || logs[0]["events"] != float64(4) {
+			return fmt.Errorf("delete log %v, want 4 events", logs)
+		}
+		return nil
+	})
 }
 
 // TestDelivery_EventGridForwarding forwards events from one broker to a

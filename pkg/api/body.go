@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -16,12 +17,41 @@ import (
 // readBody reads the request body, refusing with 413 one whose declared or
 // actual length exceeds the cap without reading more than cap+1 bytes.
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
+	var buf bytes.Buffer
+	return s.readBodyInto(c, &buf)
+}
+
+// bodyPool holds publish request buffers: decoding copies what it keeps, so
+// a buffer can serve the next request as soon as the events are queued.
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody is the largest buffer kept for reuse.
+const maxPooledBody = 2 << 20
+
+// readPooledBody is readBody into a pooled buffer; call release once
+// nothing refers to the body any more.
+func (s *Server) readPooledBody(c echo.Context) (body []byte, release func(), err error) {
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	release = func() {
+		if buf.Cap() <= maxPooledBody {
+			bodyPool.Put(buf)
+		}
+	}
+	body, err = s.readBodyInto(c, buf)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return body, release, nil
+}
+
+func (s *Server) readBodyInto(c echo.Context, buf *bytes.Buffer) ([]byte, error) {
 	r := c.Request()
 	limit := s.opts.MaxContentLength
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
-	var buf bytes.Buffer
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength))
 	}

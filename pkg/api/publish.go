@@ -92,24 +92,38 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, routes []registry
 	if err != nil {
 		return 0, 0, err
 	}
-	body, err := s.readBody(c)
+	if s.opts.Admit != nil && !s.opts.Admit(max(c.Request().ContentLength, 0)) {
+		return 0, 0, s.queueFull(eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events while subscribers catch up; retry later."))
+	}
+	body, release, err := s.readPooledBody(c)
 	if err != nil {
 		return 0, 0, err
 	}
 	events, err := decode(mode, topic, body, h, param(c, "id"), now)
+	release() // the events keep nothing of the body
 	if err != nil {
 		return 0, 0, err
 	}
 	deliveries := match(events, routes)
 	if len(deliveries) > 0 {
-		if err := s.publisher.Publish(c.Request().Context(), topic, deliveries); err != nil {
+		var size int64
+		for _, ev := range events {
+			size += int64(len(ev.Body))
+		}
+		p := eventgrid.Publication{Topic: topic, Deliveries: deliveries, Size: size}
+		if err := s.publisher.Publish(c.Request().Context(), p); err != nil {
 			if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
-				return 0, 0, &retryAfterError{err: err, seconds: int(math.Ceil(s.opts.RetryAfter.Seconds()))}
+				return 0, 0, s.queueFull(err)
 			}
 			return 0, 0, err
 		}
 	}
 	return len(events), len(events) - len(deliveries), nil
+}
+
+// queueFull adds the Retry-After advice to a queue-full error.
+func (s *Server) queueFull(err error) error {
+	return &retryAfterError{err: err, seconds: int(math.Ceil(s.opts.RetryAfter.Seconds()))}
 }
 
 func decode(mode decodeMode, topic eventgrid.Topic, body []byte, h http.Header, id string, now time.Time) ([]*eventgrid.Event, error) {

@@ -298,7 +298,7 @@ func TestPublish_FakePublisher(t *testing.T) {
 	opts.WebhookHTTPSOnly = false
 	reg := registry.New(opts, nil)
 	calls := make(chan context.Context, 1)
-	pub := &mock.Publisher{PublishFn: func(ctx context.Context, _ eventgrid.Topic, ds []eventgrid.Delivery) error {
+	pub := &mock.Publisher{PublishFn: func(ctx context.Context, _ eventgrid.Publication) error {
 		calls <- ctx
 		return nil
 	}}

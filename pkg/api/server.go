@@ -42,6 +42,10 @@ type Options struct {
 	MetricsHandler http.Handler
 	// Authenticator, if not nil, checks every request but the health probe.
 	Authenticator Authenticator
+	// Admit, if not nil, is asked before a publish body is read whether a
+	// request of that many bytes could be queued; when it says no, the
+	// request gets 503 without being read.
+	Admit func(bytes int64) bool
 	// DeliveryStatus, if not nil, adds the read-only deliveryStatus
 	// extension to subscription responses.
 	DeliveryStatus func(*eventgrid.EventSubscription) *resource.DeliveryStatus

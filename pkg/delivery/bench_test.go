@@ -51,7 +51,7 @@ func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
 	published := 0
 	for published < b.N {
 		n := min(perRequest, b.N-published)
-		if err := e.Publish(context.Background(), eventgrid.Topic{Name: "t"}, ds[:n]); err != nil {
+		if err := e.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds[:n]}); err != nil {
 			b.Fatal(err)
 		}
 		published += n

@@ -178,23 +178,25 @@ func New(opts Options, sender Sender, metrics Metrics, logger zerolog.Logger) *E
 	}
 }
 
-// shared is an accepted event held by one or more queues; the last queue to
-// let go of it returns its bytes to the budget.
+// shared is one publish request's events, held by the queues of the
+// subscriptions they matched. Its events were allocated together, so the
+// request's whole size stays in the budget until its last delivery is done.
 type shared struct {
-	ev   *eventgrid.Event
-	refs atomic.Int32
+	size int64
+	refs atomic.Int64 // deliveries still queued or in flight
 }
 
 // Publish implements eventgrid.Publisher.
-func (e *Engine) Publish(_ context.Context, _ eventgrid.Topic, deliveries []eventgrid.Delivery) error {
+func (e *Engine) Publish(_ context.Context, p eventgrid.Publication) error {
 	var pairs, bytes int64
-	for _, d := range deliveries {
+	for _, d := range p.Deliveries {
 		pairs += int64(len(d.Subscriptions))
 		bytes += int64(len(d.Event.Body))
 	}
 	if pairs == 0 {
 		return nil
 	}
+	bytes = max(bytes, p.Size)
 	if !e.reserve(pairs, bytes) {
 		e.metrics.Rejected(int(pairs))
 		return eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events (%d deliveries, %d bytes) while subscribers catch up; retry later.", e.opts.MaxQueuedEvents, e.opts.MaxQueuedBytes)
@@ -206,11 +208,11 @@ func (e *Engine) Publish(_ context.Context, _ eventgrid.Topic, deliveries []even
 		e.queuedBytes.Add(-bytes)
 		return eventgrid.Errorf(eventgrid.EUnavailable, "The broker is shutting down.")
 	}
-	for _, d := range deliveries {
-		s := &shared{ev: d.Event}
-		s.refs.Store(int32(len(d.Subscriptions)))
+	s := &shared{size: bytes}
+	s.refs.Store(pairs)
+	for _, d := range p.Deliveries {
 		for _, sub := range d.Subscriptions {
-			if q := e.queues[sub.UID]; q == nil || !q.push(s) {
+			if q := e.queues[sub.UID]; q == nil || !q.push(item{ev: d.Event, s: s}) {
 				// Deleted since the request was matched.
 				e.metrics.Dropped(sub, DropDeleted, 1)
 				e.release(s)
@@ -218,6 +220,14 @@ func (e *Engine) Publish(_ context.Context, _ eventgrid.Topic, deliveries []even
 		}
 	}
 	return nil
+}
+
+// Admit reports whether a request of about bytes bytes could be queued now.
+// The publish path asks before reading a body, so that while the queues are
+// full a request is refused without being read and decoded; Publish still
+// makes the binding decision.
+func (e *Engine) Admit(bytes int64) bool {
+	return e.queuedEvents.Load() < int64(e.opts.MaxQueuedEvents) && e.queuedBytes.Load()+bytes <= e.opts.MaxQueuedBytes
 }
 
 // reserve takes room for pairs deliveries of bytes bytes from the budget, all
@@ -235,11 +245,12 @@ func (e *Engine) reserve(pairs, bytes int64) bool {
 	return true
 }
 
-// release returns one delivery of s to the budget.
+// release returns one delivery of s to the budget, and s's bytes with its
+// last delivery.
 func (e *Engine) release(s *shared) {
 	e.queuedEvents.Add(-1)
 	if s.refs.Add(-1) == 0 {
-		e.queuedBytes.Add(-int64(len(s.ev.Body)))
+		e.queuedBytes.Add(-s.size)
 	}
 }
 

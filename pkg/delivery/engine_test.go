@@ -621,3 +621,42 @@ func TestEngine_Conservation(t *testing.T) {
 		t.Errorf("QueuedBytes = %d after draining, want 0", st.QueuedBytes)
 	}
 }
+
+func TestEngine_RequestSize(t *testing.T) {
+	s := &sender{SendFn: func(_ context.Context, b *delivery.Batch) error {
+		if b.Events[0].ID == "stuck" {
+			return errFail
+		}
+		return nil
+	}}
+	o := fastOptions()
+	o.Backoff = [2]time.Duration{time.Hour, time.Hour}
+	o.MaxQueuedBytes = 10000
+	e := mustEngine(t, o, s, nil)
+	sub := newSub(e, "s")
+	// The request's events occupy 4000 bytes together, though only two
+	// small ones were delivered: all 4000 stay counted while one waits.
+	p := eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Size: 4000, Deliveries: []eventgrid.Delivery{
+		{Event: newEvent("ok", 100), Subscriptions: []*eventgrid.EventSubscription{sub}},
+		{Event: newEvent("stuck", 100), Subscriptions: []*eventgrid.EventSubscription{sub}},
+	}}
+	if err := e.Publish(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, func() error {
+		if st := e.Stats(); st.QueuedEvents != 1 || st.QueuedBytes != 4000 {
+			return fmt.Errorf("queued %d events, %d bytes; want 1, 4000", st.QueuedEvents, st.QueuedBytes)
+		}
+		return nil
+	})
+	if e.Admit(7000) {
+		t.Error("Admit(7000) with 4000 of 10000 bytes held")
+	}
+	if !e.Admit(6000) {
+		t.Error("Admit(6000) refused with 4000 of 10000 bytes held")
+	}
+	e.SubscriptionDeleted(sub)
+	if st := e.Stats(); st.QueuedBytes != 0 {
+		t.Errorf("QueuedBytes = %d after the last delivery went", st.QueuedBytes)
+	}
+}

@@ -182,7 +182,7 @@ func publish(e *delivery.Engine, subs []*eventgrid.EventSubscription, events ...
 	for i, ev := range events {
 		ds[i] = eventgrid.Delivery{Event: ev, Subscriptions: subs}
 	}
-	return e.Publish(context.Background(), eventgrid.Topic{Name: "t"}, ds)
+	return e.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds})
 }
 
 var errFail = errors.New("destination failed")

@@ -10,9 +10,10 @@ import (
 
 // item is one event waiting for one subscription.
 type item struct {
-	s        *shared
-	attempts int32 // attempts made so far, including one in flight
-	due      int64 // when a back-off item is due, in Unix nanoseconds
+	ev       *eventgrid.Event
+	s        *shared // the request the event came in
+	attempts int32   // attempts made so far, including one in flight
+	due      int64   // when a back-off item is due, in Unix nanoseconds
 }
 
 // queue holds one subscription's events: those ready for an attempt and
@@ -42,13 +43,13 @@ type queue struct {
 
 // push adds a freshly published event. It returns false if the queue was
 // discarded.
-func (q *queue) push(s *shared) bool {
+func (q *queue) push(it item) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return false
 	}
-	q.ready.push(item{s: s})
+	q.ready.push(it)
 	q.startWorkersLocked()
 	return true
 }
@@ -184,7 +185,7 @@ func (q *queue) takeLocked(now time.Time) *taken {
 	size := 2 // the array's brackets
 	for q.ready.len() > 0 && (b == nil || len(b.items) < maxEvents) {
 		it := q.ready.front()
-		if now.Sub(it.s.ev.Accepted) > ttl {
+		if now.Sub(it.ev.Accepted) > ttl {
 			q.dropLocked(q.ready.pop(), DropExpired, now)
 			continue
 		}
@@ -192,7 +193,7 @@ func (q *queue) takeLocked(now time.Time) *taken {
 			q.dropLocked(q.ready.pop(), DropMaxAttempts, now)
 			continue
 		}
-		n := len(it.s.ev.Body)
+		n := len(it.ev.Body)
 		if b != nil {
 			if maxBytes > 0 && size+1+n > maxBytes {
 				break
@@ -202,7 +203,7 @@ func (q *queue) takeLocked(now time.Time) *taken {
 		size += n
 		it2 := q.ready.pop()
 		if it2.attempts == 0 {
-			q.e.metrics.FirstAttempt(q.sub, now.Sub(it2.s.ev.Accepted))
+			q.e.metrics.FirstAttempt(q.sub, now.Sub(it2.ev.Accepted))
 		}
 		if b == nil {
 			b = &taken{Batch: &Batch{Subscription: q.sub}}
@@ -210,7 +211,7 @@ func (q *queue) takeLocked(now time.Time) *taken {
 		b.DeliveryCount = max(b.DeliveryCount, int(it2.attempts))
 		it2.attempts++
 		b.items = append(b.items, it2)
-		b.Events = append(b.Events, it2.s.ev)
+		b.Events = append(b.Events, it2.ev)
 	}
 	return b
 }
@@ -272,7 +273,7 @@ func (q *queue) completeLocked(b *taken, err error, now time.Time) {
 			list = 0
 		}
 		due := now.Add(e.opts.Backoff[list])
-		if due.Sub(it.s.ev.Accepted) > ttl {
+		if due.Sub(it.ev.Accepted) > ttl {
 			// The next attempt would come after the event's time to live.
 			q.dropLocked(it, DropExpired, now)
 			continue
@@ -289,7 +290,7 @@ func (q *queue) dropLocked(it item, reason DropReason, now time.Time) {
 	e.metrics.Dropped(q.sub, reason, 1)
 	if e.opts.LogEventExpiry {
 		if ok, suppressed := q.allowLogLocked(logExpiry, now); ok {
-			ev := it.s.ev
+			ev := it.ev
 			l := e.log.Warn().Str("topic", q.sub.Topic).Str("subscription", q.sub.Name).Str("eventId", ev.ID).
 				Str("reason", string(reason)).Int32("attempts", it.attempts).
 				Dur("age", now.Sub(ev.Accepted))

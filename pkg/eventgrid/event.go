@@ -39,6 +39,19 @@ type Delivery struct {
 	Subscriptions []*EventSubscription
 }
 
+// Publication is what one publish request hands to the Publisher.
+type Publication struct {
+	Topic Topic
+	// Deliveries pairs each accepted event that matched a subscription with
+	// the subscriptions it matched.
+	Deliveries []Delivery
+	// Size is the memory the request's events occupy. They are allocated
+	// together, matched or not, and freed together, so the publisher counts
+	// all of it until the request's last delivery is done. Zero means the
+	// sum of the delivered events' bodies.
+	Size int64
+}
+
 // Publisher takes accepted events for delivery. The delivery engine
 // implements it.
 type Publisher interface {
@@ -46,5 +59,5 @@ type Publisher interface {
 	// matched. It is all or nothing: when the broker cannot hold them all it
 	// returns an *Error with code EQueueFull and queues nothing. It never
 	// waits for delivery and is safe for concurrent use.
-	Publish(ctx context.Context, topic Topic, deliveries []Delivery) error
+	Publish(ctx context.Context, p Publication) error
 }

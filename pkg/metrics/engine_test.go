@@ -70,7 +70,7 @@ func TestPrometheus_Engine(t *testing.T) {
 		ev := &eventgrid.Event{ID: fmt.Sprint(i), Body: []byte(fmt.Sprintf(`{"id":"%d"}`, i)), Accepted: time.Now()}
 		ds[i] = eventgrid.Delivery{Event: ev, Subscriptions: subs}
 	}
-	if err := e.Publish(ctx, eventgrid.Topic{Name: "Orders"}, ds); err != nil {
+	if err := e.Publish(ctx, eventgrid.Publication{Topic: eventgrid.Topic{Name: "Orders"}, Deliveries: ds}); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
 	sub := func(name string, more ...string) []string {

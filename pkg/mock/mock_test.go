@@ -25,18 +25,18 @@ func TestRecorder(t *testing.T) {
 	ctx := t.Context()
 	topic := eventgrid.Topic{Name: "t", InputSchema: eventgrid.EventGridSchema}
 	ds := []eventgrid.Delivery{delivery("1", "a"), delivery("2", "a", "b")}
-	if err := r.Publish(ctx, topic, ds); err != nil {
+	if err := r.Publish(ctx, eventgrid.Publication{Topic: topic, Deliveries: ds}); err != nil {
 		t.Fatal(err)
 	}
 	ds[0] = delivery("changed") // the recorder keeps its own slice
 
 	r.SetError(mock.QueueFull())
-	err := r.Publish(ctx, topic, []eventgrid.Delivery{delivery("3")})
+	err := r.Publish(ctx, eventgrid.Publication{Topic: topic, Deliveries: []eventgrid.Delivery{delivery("3")}})
 	if eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
 		t.Fatalf("Publish with SetError = %v, want EQueueFull", err)
 	}
 	r.SetError(nil)
-	if err := r.Publish(ctx, topic, []eventgrid.Delivery{delivery("4", "c")}); err != nil {
+	if err := r.Publish(ctx, eventgrid.Publication{Topic: topic, Deliveries: []eventgrid.Delivery{delivery("4", "c")}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -72,7 +72,7 @@ func TestRecorder_Concurrent(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			for j := range 50 {
-				_ = r.Publish(context.Background(), eventgrid.Topic{Name: "t"}, []eventgrid.Delivery{delivery(fmt.Sprint(i, j))})
+				_ = r.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: []eventgrid.Delivery{delivery(fmt.Sprint(i, j))}})
 				_ = r.Events()
 				if j == 25 {
 					r.SetError(nil)
@@ -89,17 +89,17 @@ func TestRecorder_Concurrent(t *testing.T) {
 func TestPublisher(t *testing.T) {
 	boom := errors.New("boom")
 	var got []eventgrid.Delivery
-	p := &mock.Publisher{PublishFn: func(_ context.Context, topic eventgrid.Topic, ds []eventgrid.Delivery) error {
-		got = ds
-		if topic.Name == "fail" {
+	p := &mock.Publisher{PublishFn: func(_ context.Context, pub eventgrid.Publication) error {
+		got = pub.Deliveries
+		if pub.Topic.Name == "fail" {
 			return boom
 		}
 		return nil
 	}}
-	if err := p.Publish(t.Context(), eventgrid.Topic{Name: "ok"}, []eventgrid.Delivery{delivery("1")}); err != nil || len(got) != 1 {
+	if err := p.Publish(t.Context(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "ok"}, Deliveries: []eventgrid.Delivery{delivery("1")}}); err != nil || len(got) != 1 {
 		t.Errorf("Publish = %v, %d deliveries", err, len(got))
 	}
-	if err := p.Publish(t.Context(), eventgrid.Topic{Name: "fail"}, nil); !errors.Is(err, boom) {
+	if err := p.Publish(t.Context(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "fail"}}); !errors.Is(err, boom) {
 		t.Errorf("Publish = %v, want boom", err)
 	}
 }

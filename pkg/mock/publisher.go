@@ -16,19 +16,20 @@ var (
 // PublishFn, which must be set; Publisher is as safe for concurrent use as
 // PublishFn is.
 type Publisher struct {
-	PublishFn func(ctx context.Context, topic eventgrid.Topic, deliveries []eventgrid.Delivery) error
+	PublishFn func(ctx context.Context, p eventgrid.Publication) error
 }
 
 // Publish implements eventgrid.Publisher by calling PublishFn. It panics if
 // PublishFn is nil, which makes an unexpected call fail the test loudly.
-func (p *Publisher) Publish(ctx context.Context, topic eventgrid.Topic, deliveries []eventgrid.Delivery) error {
-	return p.PublishFn(ctx, topic, deliveries)
+func (p *Publisher) Publish(ctx context.Context, pub eventgrid.Publication) error {
+	return p.PublishFn(ctx, pub)
 }
 
 // PublishCall is one call to Recorder.Publish.
 type PublishCall struct {
 	Topic      eventgrid.Topic
 	Deliveries []eventgrid.Delivery
+	Size       int64
 }
 
 // Events returns the events of the call in order.
@@ -56,16 +57,16 @@ type Recorder struct {
 // SetError, recording nothing, or records a copy of the deliveries slice
 // (events and subscriptions are shared, as they are immutable once
 // published) and returns nil.
-func (r *Recorder) Publish(_ context.Context, topic eventgrid.Topic, deliveries []eventgrid.Delivery) error {
+func (r *Recorder) Publish(_ context.Context, p eventgrid.Publication) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
 		r.refused++
 		return r.err
 	}
-	ds := make([]eventgrid.Delivery, len(deliveries))
-	copy(ds, deliveries)
-	r.calls = append(r.calls, PublishCall{Topic: topic, Deliveries: ds})
+	ds := make([]eventgrid.Delivery, len(p.Deliveries))
+	copy(ds, p.Deliveries)
+	r.calls = append(r.calls, PublishCall{Topic: p.Topic, Deliveries: ds, Size: p.Size})
 	return nil
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"math"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -99,12 +100,15 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, routes []registry
 	if err != nil {
 		return 0, 0, err
 	}
-	events, err := decode(mode, topic, body, h, param(c, "id"), now)
+	scratch := scratchPool.Get().(*publishScratch)
+	defer scratch.release()
+	events, err := decode(scratch, mode, topic, body, h, param(c, "id"), now)
 	release() // the events keep nothing of the body
 	if err != nil {
 		return 0, 0, err
 	}
-	deliveries := match(events, routes)
+	deliveries := match(scratch.deliveries[:0], events, routes)
+	scratch.deliveries = deliveries
 	if len(deliveries) > 0 {
 		var size int64
 		for _, ev := range events {
@@ -126,7 +130,27 @@ func (s *Server) queueFull(err error) error {
 	return &retryAfterError{err: err, seconds: int(math.Ceil(s.opts.RetryAfter.Seconds()))}
 }
 
-func decode(mode decodeMode, topic eventgrid.Topic, body []byte, h http.Header, id string, now time.Time) ([]*eventgrid.Event, error) {
+// publishScratch is the memory one publish request reuses from an earlier
+// one: its Event structs and the slices that route them. The publisher keeps
+// only the events' bodies, so all of it is free again once Publish returns.
+type publishScratch struct {
+	schema.Scratch
+	deliveries []eventgrid.Delivery
+	single     [1]*eventgrid.Event
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(publishScratch) }}
+
+// release clears the scratch, so it pins no event memory, and pools it.
+func (p *publishScratch) release() {
+	p.Reset()
+	clear(p.deliveries)
+	p.deliveries = p.deliveries[:0]
+	p.single[0] = nil
+	scratchPool.Put(p)
+}
+
+func decode(scratch *publishScratch, mode decodeMode, topic eventgrid.Topic, body []byte, h http.Header, id string, now time.Time) ([]*eventgrid.Event, error) {
 	if mode == decodeAny {
 		mode = decodeOne
 		if rawjson.KindOf(body) == rawjson.Array {
@@ -139,27 +163,27 @@ func decode(mode decodeMode, topic eventgrid.Topic, body []byte, h http.Header, 
 	)
 	switch mode {
 	case decodeBatch:
-		return schema.DecodeBatch(topic.InputSchema, topic.Name, body, now)
+		return scratch.DecodeBatch(topic.InputSchema, topic.Name, body, now)
 	case decodeBinary:
 		ev, err = schema.DecodeBinary(h, body, id, now)
 	default:
-		ev, err = schema.DecodeOne(topic.InputSchema, topic.Name, body, id, now)
+		ev, err = scratch.DecodeOne(topic.InputSchema, topic.Name, body, id, now)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return []*eventgrid.Event{ev}, nil
+	scratch.single[0] = ev
+	return scratch.single[:], nil
 }
 
-// match pairs each event with the subscriptions whose filters it passes.
-// Events that match nothing are left out. Events that match every route
+// match appends to deliveries each event paired with the subscriptions whose
+// filters it passes. Events that match nothing are left out. Events that match every route
 // share one slice, the common case, which saves an allocation per event.
-func match(events []*eventgrid.Event, routes []registry.Route) []eventgrid.Delivery {
+func match(deliveries []eventgrid.Delivery, events []*eventgrid.Event, routes []registry.Route) []eventgrid.Delivery {
 	if len(routes) == 0 {
-		return nil
+		return deliveries
 	}
 	var all []*eventgrid.EventSubscription
-	deliveries := make([]eventgrid.Delivery, 0, len(events))
 	for _, ev := range events {
 		var subs []*eventgrid.EventSubscription // stays nil while every route matches
 		matched := 0

@@ -17,7 +17,7 @@ import (
 type countingSender struct{ n atomic.Int64 }
 
 func (s *countingSender) Send(_ context.Context, b *delivery.Batch) error {
-	s.n.Add(int64(len(b.Events)))
+	s.n.Add(int64(len(b.Bodies)))
 	return nil
 }
 

@@ -114,7 +114,8 @@ func (o *Options) setDefaults() {
 // Batch is one delivery request.
 type Batch struct {
 	Subscription *eventgrid.EventSubscription
-	Events       []*eventgrid.Event
+	// Bodies are the events' JSON objects (eventgrid.Event.Body), in order.
+	Bodies [][]byte
 	// DeliveryCount is the number of attempts already made for the events
 	// of the batch (the largest, when they differ): aeg-delivery-count.
 	DeliveryCount int
@@ -124,7 +125,8 @@ type Batch struct {
 // use and must return once ctx is done.
 type Sender interface {
 	// Send makes one delivery attempt and returns nil if the destination
-	// accepted the batch (HTTP 200-204).
+	// accepted the batch (HTTP 200-204). The engine reuses b afterwards:
+	// Send must not keep it, or its Bodies slice, once it returns.
 	Send(ctx context.Context, b *Batch) error
 }
 
@@ -146,6 +148,9 @@ type Engine struct {
 
 	queuedEvents atomic.Int64
 	queuedBytes  atomic.Int64
+	// epoch is the origin of the back-off due times items keep as
+	// milliseconds, which is half the size of a time.
+	epoch time.Time
 
 	mu     sync.RWMutex
 	queues map[uint64]*queue // by subscription UID
@@ -175,23 +180,31 @@ func New(opts Options, sender Sender, metrics Metrics, logger zerolog.Logger) *E
 		sendCtx:     ctx,
 		cancelSends: cancel,
 		queues:      map[uint64]*queue{},
+		epoch:       time.Now(),
 	}
 }
 
 // shared is one publish request's events, held by the queues of the
 // subscriptions they matched. Its events were allocated together, so the
 // request's whole size stays in the budget until its last delivery is done.
+// Queues keep only each event's body (and this), not its Event, so that the
+// Event structs, needed only to route, are freed once the request is queued.
 type shared struct {
-	size int64
-	refs atomic.Int64 // deliveries still queued or in flight
+	size     int64
+	refs     atomic.Int64 // deliveries still queued or in flight
+	accepted time.Time    // when the request was accepted; TTLs count from here
 }
 
 // Publish implements eventgrid.Publisher.
 func (e *Engine) Publish(_ context.Context, p eventgrid.Publication) error {
 	var pairs, bytes int64
+	var accepted time.Time
 	for _, d := range p.Deliveries {
 		pairs += int64(len(d.Subscriptions))
 		bytes += int64(len(d.Event.Body))
+		if accepted.IsZero() || d.Event.Accepted.Before(accepted) {
+			accepted = d.Event.Accepted // the earliest, should they differ
+		}
 	}
 	if pairs == 0 {
 		return nil
@@ -208,11 +221,11 @@ func (e *Engine) Publish(_ context.Context, p eventgrid.Publication) error {
 		e.queuedBytes.Add(-bytes)
 		return eventgrid.Errorf(eventgrid.EUnavailable, "The broker is shutting down.")
 	}
-	s := &shared{size: bytes}
+	s := &shared{size: bytes, accepted: accepted}
 	s.refs.Store(pairs)
 	for _, d := range p.Deliveries {
 		for _, sub := range d.Subscriptions {
-			if q := e.queues[sub.UID]; q == nil || !q.push(item{ev: d.Event, s: s}) {
+			if q := e.queues[sub.UID]; q == nil || !q.push(item{body: d.Event.Body, s: s}) {
 				// Deleted since the request was matched.
 				e.metrics.Dropped(sub, DropDeleted, 1)
 				e.release(s)

@@ -500,7 +500,7 @@ func TestEngine_Lifecycle(t *testing.T) {
 		started := make(chan struct{}, 1)
 		var finished atomic.Bool
 		s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
-			if b.Events[0].ID == "0" {
+			if idOf(b.Bodies[0]) == "0" {
 				started <- struct{}{}
 				time.Sleep(200 * time.Millisecond)
 				finished.Store(true)
@@ -624,7 +624,7 @@ func TestEngine_Conservation(t *testing.T) {
 
 func TestEngine_RequestSize(t *testing.T) {
 	s := &sender{SendFn: func(_ context.Context, b *delivery.Batch) error {
-		if b.Events[0].ID == "stuck" {
+		if idOf(b.Bodies[0]) == "stuck" {
 			return errFail
 		}
 		return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
 // sender is a function-field fake of delivery.Sender that records every
@@ -38,9 +39,9 @@ func (s *sender) Send(ctx context.Context, b *delivery.Batch) error {
 	if s.SendFn != nil {
 		err = s.SendFn(ctx, b)
 	}
-	ids := make([]string, len(b.Events))
-	for i, ev := range b.Events {
-		ids[i] = ev.ID
+	ids := make([]string, len(b.Bodies))
+	for i, body := range b.Bodies {
+		ids[i] = idOf(body)
 	}
 	s.mu.Lock()
 	s.batches = append(s.batches, sent{at: time.Now(), sub: b.Subscription.Name, ids: ids, count: b.DeliveryCount, err: err})
@@ -188,3 +189,10 @@ func publish(e *delivery.Engine, subs []*eventgrid.EventSubscription, events ...
 var errFail = errors.New("destination failed")
 
 func zerologNop() zerolog.Logger { return zerolog.Nop() }
+
+// idOf returns the id in an event body.
+func idOf(body []byte) string {
+	v, _ := rawjson.Member(body, "id")
+	id, _ := rawjson.Unquote(v)
+	return id
+}

@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
-// item is one event waiting for one subscription.
+// item is one event waiting for one subscription. Many may be queued, so it
+// is kept small: the event's body, its request, and two 32-bit counters.
 type item struct {
-	ev       *eventgrid.Event
+	body     []byte
 	s        *shared // the request the event came in
 	attempts int32   // attempts made so far, including one in flight
-	due      int64   // when a back-off item is due, in Unix nanoseconds
+	due      uint32  // when a back-off item is due, in ms since Engine.epoch
 }
 
 // queue holds one subscription's events: those ready for an attempt and
@@ -121,6 +123,7 @@ func (q *queue) startWorkersLocked() {
 func (q *queue) work() {
 	e := q.e
 	defer e.wg.Done()
+	var b taken // reused for every batch this worker sends
 	for {
 		select {
 		case <-e.stop:
@@ -135,8 +138,7 @@ func (q *queue) work() {
 		case e.sem <- struct{}{}:
 		}
 		q.mu.Lock()
-		b := q.takeLocked(time.Now())
-		if b == nil {
+		if !q.takeLocked(time.Now(), &b) {
 			q.workers--
 			q.mu.Unlock()
 			<-e.sem
@@ -147,14 +149,14 @@ func (q *queue) work() {
 
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(e.sendCtx, e.opts.DeliverTimeout)
-		err := e.sender.Send(ctx, b.Batch)
+		err := e.sender.Send(ctx, &b.Batch)
 		cancel()
 		<-e.sem
 		e.metrics.Attempt(b.Subscription, len(b.items), time.Since(start), err)
 
 		q.mu.Lock()
 		q.busy--
-		q.completeLocked(b, err, time.Now())
+		q.completeLocked(&b, err, time.Now())
 		q.mu.Unlock()
 	}
 }
@@ -165,27 +167,31 @@ func (q *queue) exit() {
 	q.mu.Unlock()
 }
 
-// taken is a batch with the queue items it came from.
+// taken is a batch with the queue items it came from. A worker reuses one
+// for all its batches, so senders must not keep a Batch after Send returns.
 type taken struct {
-	*Batch
+	Batch
 	items []item
 }
 
 // takeLocked moves due back-off items to the ready list and takes the next
-// batch from it, dropping events whose retry policy has run out. It returns
-// nil when nothing is ready or the queue was discarded.
-func (q *queue) takeLocked(now time.Time) *taken {
+// batch from it into b, dropping events whose retry policy has run out. It
+// returns false when nothing is ready or the queue was discarded.
+func (q *queue) takeLocked(now time.Time, b *taken) bool {
+	b.Subscription, b.DeliveryCount = q.sub, 0
+	clear(b.items) // drop the previous batch's references
+	clear(b.Bodies)
+	b.items, b.Bodies = b.items[:0], b.Bodies[:0]
 	if q.closed {
-		return nil
+		return false
 	}
 	q.promoteLocked(now)
 	maxEvents, maxBytes := q.batchCapsLocked()
 	maxAttempts, ttl := q.policyLocked()
-	var b *taken
 	size := 2 // the array's brackets
-	for q.ready.len() > 0 && (b == nil || len(b.items) < maxEvents) {
+	for q.ready.len() > 0 && len(b.items) < maxEvents {
 		it := q.ready.front()
-		if now.Sub(it.ev.Accepted) > ttl {
+		if now.Sub(it.s.accepted) > ttl {
 			q.dropLocked(q.ready.pop(), DropExpired, now)
 			continue
 		}
@@ -193,8 +199,8 @@ func (q *queue) takeLocked(now time.Time) *taken {
 			q.dropLocked(q.ready.pop(), DropMaxAttempts, now)
 			continue
 		}
-		n := len(it.ev.Body)
-		if b != nil {
+		n := len(it.body)
+		if len(b.items) > 0 {
 			if maxBytes > 0 && size+1+n > maxBytes {
 				break
 			}
@@ -203,22 +209,19 @@ func (q *queue) takeLocked(now time.Time) *taken {
 		size += n
 		it2 := q.ready.pop()
 		if it2.attempts == 0 {
-			q.e.metrics.FirstAttempt(q.sub, now.Sub(it2.ev.Accepted))
-		}
-		if b == nil {
-			b = &taken{Batch: &Batch{Subscription: q.sub}}
+			q.e.metrics.FirstAttempt(q.sub, now.Sub(it2.s.accepted))
 		}
 		b.DeliveryCount = max(b.DeliveryCount, int(it2.attempts))
 		it2.attempts++
 		b.items = append(b.items, it2)
-		b.Events = append(b.Events, it2.ev)
+		b.Bodies = append(b.Bodies, it2.body)
 	}
-	return b
+	return len(b.items) > 0
 }
 
 // promoteLocked moves back-off items that are due to the ready list.
 func (q *queue) promoteLocked(now time.Time) {
-	t := now.UnixNano()
+	t := q.e.millis(now)
 	for i := range q.backoff {
 		l := &q.backoff[i]
 		for l.len() > 0 && l.front().due <= t {
@@ -273,12 +276,12 @@ func (q *queue) completeLocked(b *taken, err error, now time.Time) {
 			list = 0
 		}
 		due := now.Add(e.opts.Backoff[list])
-		if due.Sub(it.ev.Accepted) > ttl {
+		if due.Sub(it.s.accepted) > ttl {
 			// The next attempt would come after the event's time to live.
 			q.dropLocked(it, DropExpired, now)
 			continue
 		}
-		it.due = due.UnixNano()
+		it.due = e.millis(due)
 		q.backoff[list].push(it)
 	}
 	q.armLocked(now)
@@ -290,10 +293,9 @@ func (q *queue) dropLocked(it item, reason DropReason, now time.Time) {
 	e.metrics.Dropped(q.sub, reason, 1)
 	if e.opts.LogEventExpiry {
 		if ok, suppressed := q.allowLogLocked(logExpiry, now); ok {
-			ev := it.ev
-			l := e.log.Warn().Str("topic", q.sub.Topic).Str("subscription", q.sub.Name).Str("eventId", ev.ID).
+			l := e.log.Warn().Str("topic", q.sub.Topic).Str("subscription", q.sub.Name).Str("eventId", eventID(it.body)).
 				Str("reason", string(reason)).Int32("attempts", it.attempts).
-				Dur("age", now.Sub(ev.Accepted))
+				Dur("age", now.Sub(it.s.accepted))
 			if suppressed > 0 {
 				l = l.Int("suppressed", suppressed)
 			}
@@ -305,16 +307,17 @@ func (q *queue) dropLocked(it item, reason DropReason, now time.Time) {
 
 // armLocked sets the timer for the earliest due back-off item.
 func (q *queue) armLocked(now time.Time) {
-	var next int64
+	var next uint32
+	found := false
 	for i := range q.backoff {
-		if l := &q.backoff[i]; l.len() > 0 && (next == 0 || l.front().due < next) {
-			next = l.front().due
+		if l := &q.backoff[i]; l.len() > 0 && (!found || l.front().due < next) {
+			next, found = l.front().due, true
 		}
 	}
-	if next == 0 || q.closed {
+	if !found || q.closed {
 		return
 	}
-	d := time.Duration(next - now.UnixNano())
+	d := time.Duration(int64(next)-int64(q.e.millis(now))) * time.Millisecond
 	if q.timer == nil {
 		q.timer = time.AfterFunc(d, q.onTimer)
 		return
@@ -381,4 +384,22 @@ func (q *queue) stats() QueueStats {
 		LastFailure:  q.lastFailure,
 		LastError:    q.lastError,
 	}
+}
+
+// millis returns t as milliseconds since the engine's epoch, the unit of
+// back-off due times (good for 49 days, far beyond the longest time to
+// live). Times before the epoch are 0.
+func (e *Engine) millis(t time.Time) uint32 {
+	return uint32(max(t.Sub(e.epoch).Milliseconds(), 0))
+}
+
+// eventID returns the id in an event body, for log lines; "" when it has
+// none (custom events).
+func eventID(body []byte) string {
+	v, ok := rawjson.Member(body, "id")
+	if !ok {
+		return ""
+	}
+	id, _ := rawjson.Unquote(v)
+	return id
 }

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -64,8 +65,13 @@ func (r *Recorder) Publish(_ context.Context, p eventgrid.Publication) error {
 		r.refused++
 		return r.err
 	}
+	// The caller reuses its Event structs and slices (see
+	// eventgrid.Publisher): keep copies.
 	ds := make([]eventgrid.Delivery, len(p.Deliveries))
-	copy(ds, p.Deliveries)
+	for i, d := range p.Deliveries {
+		ev := *d.Event
+		ds[i] = eventgrid.Delivery{Event: &ev, Subscriptions: slices.Clone(d.Subscriptions)}
+	}
 	r.calls = append(r.calls, PublishCall{Topic: p.Topic, Deliveries: ds, Size: p.Size})
 	return nil
 }

@@ -63,19 +63,6 @@ func BenchmarkDecodeBatch(b *testing.B) {
 	}
 }
 
-func BenchmarkAppendBatch(b *testing.B) {
-	evs, err := schema.DecodeBatch(eventgrid.EventGridSchema, "t1", benchBatch(eventgrid.EventGridSchema, 50), accepted)
-	if err != nil {
-		b.Fatal(err)
-	}
-	buf := schema.AppendBatch(nil, evs)
-	b.SetBytes(int64(len(buf)))
-	b.ReportAllocs()
-	for b.Loop() {
-		buf = schema.AppendBatch(buf[:0], evs)
-	}
-}
-
 func BenchmarkDecodeBinary(b *testing.B) {
 	h := binaryHeader("Content-Type", "application/json", "ce-subject", "readings", "ce-site", "plant%207")
 	body := []byte(benchData)

@@ -48,7 +48,7 @@ func IsBinary(h http.Header) bool {
 // Body never shares memory with body. DecodeBinary is safe for concurrent
 // use.
 func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Time) (*eventgrid.Event, error) {
-	d := &decoder{mem: newArena(len(body) + 512), schema: eventgrid.CloudEventSchemaV1_0, accepted: accepted}
+	d := &decoder{mem: newArena(len(body)+512, 1, new(Scratch)), schema: eventgrid.CloudEventSchemaV1_0, accepted: accepted}
 	var m members
 	var contentType string
 	hasContentType := false

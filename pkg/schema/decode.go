@@ -27,18 +27,23 @@ import (
 // DecodeBatch returns: their bodies and structs are allocated together per
 // request (see arena). DecodeBatch is safe for concurrent use.
 func DecodeBatch(s eventgrid.InputSchema, topic string, body []byte, accepted time.Time) ([]*eventgrid.Event, error) {
-	d, err := newDecoder(s, topic, accepted, len(body))
+	return decodeBatch(new(Scratch), s, topic, body, accepted)
+}
+
+func decodeBatch(scratch *Scratch, s eventgrid.InputSchema, topic string, body []byte, accepted time.Time) ([]*eventgrid.Event, error) {
+	n, err := checkJSON(body)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkJSON(body); err != nil {
+	d, err := newDecoder(scratch, s, topic, accepted, len(body), n)
+	if err != nil {
 		return nil, err
 	}
 	if k := rawjson.KindOf(body); k != rawjson.Array {
 		return nil, eventgrid.Errorf(eventgrid.EInvalidJSON,
 			"the request body must be a JSON array of events, not %s", kindName(k))
 	}
-	events := make([]*eventgrid.Event, 0, 8)
+	events := scratch.ptrs[:0]
 	rawjson.ArrayEach(body, func(i int, elem []byte) bool {
 		var ev *eventgrid.Event
 		ev, err = d.decode(i, elem, "")
@@ -48,6 +53,7 @@ func DecodeBatch(s eventgrid.InputSchema, topic string, body []byte, accepted ti
 		events = append(events, ev)
 		return true
 	})
+	scratch.ptrs = events
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +70,15 @@ func DecodeBatch(s eventgrid.InputSchema, topic string, body []byte, accepted ti
 // not an object and index 0 in every event error. The event keeps nothing of
 // body. DecodeOne is safe for concurrent use.
 func DecodeOne(s eventgrid.InputSchema, topic string, body []byte, defaultID string, accepted time.Time) (*eventgrid.Event, error) {
-	d, err := newDecoder(s, topic, accepted, len(body))
-	if err != nil {
+	return decodeOne(new(Scratch), s, topic, body, defaultID, accepted)
+}
+
+func decodeOne(scratch *Scratch, s eventgrid.InputSchema, topic string, body []byte, defaultID string, accepted time.Time) (*eventgrid.Event, error) {
+	if _, err := checkJSON(body); err != nil {
 		return nil, err
 	}
-	if err := checkJSON(body); err != nil {
+	d, err := newDecoder(scratch, s, topic, accepted, len(body), 1)
+	if err != nil {
 		return nil, err
 	}
 	if k := rawjson.KindOf(body); k != rawjson.Object {
@@ -91,11 +101,14 @@ type decoder struct {
 	extIndex map[string]int
 }
 
-// newDecoder returns a decoder for a request body of bodyLen bytes.
-func newDecoder(s eventgrid.InputSchema, topic string, accepted time.Time, bodyLen int) (*decoder, error) {
-	// Canonical bodies are about as long as the input: room for it plus the
-	// topic and metadataVersion that EventGridSchema events gain.
-	d := &decoder{mem: newArena(bodyLen + bodyLen/8 + 64), schema: s, topic: topic, accepted: accepted}
+// newDecoder returns a decoder for a request body of bodyLen bytes holding
+// events events.
+func newDecoder(scratch *Scratch, s eventgrid.InputSchema, topic string, accepted time.Time, bodyLen, events int) (*decoder, error) {
+	// Canonical bodies are about as long as the input, and EventGridSchema
+	// events gain their topic and metadataVersion: room for that, and for a
+	// default id, without the slack a proportional margin would waste.
+	perEvent := len(`,"topic":"",,"metadataVersion":"1"`) + len(topic) + 2*len(`"":`)
+	d := &decoder{mem: newArena(bodyLen+events*perEvent+64, events, scratch), schema: s, topic: topic, accepted: accepted}
 	switch s {
 	case eventgrid.EventGridSchema:
 		d.qtopic = appendJSONString(nil, topic)
@@ -127,14 +140,15 @@ func (d *decoder) decode(i int, elem []byte, defaultID string) (*eventgrid.Event
 	return ev, nil
 }
 
-// checkJSON returns EInvalidJSON unless body is one valid JSON value. The
-// common case costs one allocation-free rawjson.Valid; only a failure pays for
-// finding the offset.
-func checkJSON(body []byte) error {
-	if rawjson.Valid(body) {
-		return nil
+// checkJSON returns EInvalidJSON unless body is one valid JSON value, and
+// the number of elements when it is an array. The common case costs one
+// allocation-free rawjson.ValidCount; only a failure pays for finding the
+// offset.
+func checkJSON(body []byte) (elements int, err error) {
+	if n, ok := rawjson.ValidCount(body); ok {
+		return n, nil
 	}
-	return invalidJSON("the request body", body)
+	return 0, invalidJSON("the request body", body)
 }
 
 func invalidJSON(what string, body []byte) error {

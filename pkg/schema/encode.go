@@ -3,34 +3,18 @@ package schema
 import (
 	"unsafe"
 
-	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
-// AppendBatch appends the JSON array [e1.Body,e2.Body,...] to dst and returns
-// it (the delivery body). It grows dst at most once and is safe for
-// concurrent use on distinct dst.
-func AppendBatch(dst []byte, events []*eventgrid.Event) []byte {
-	n := 2
-	for i, e := range events {
-		if i > 0 {
-			n++
-		}
-		n += len(e.Body)
+// DataVersion returns the dataVersion of a canonical EventGridSchema body,
+// for the aeg-data-version header; "" when it has none.
+func DataVersion(body []byte) string {
+	v, ok := rawjson.Member(body, "dataVersion")
+	if !ok {
+		return ""
 	}
-	if cap(dst)-len(dst) < n {
-		grown := make([]byte, len(dst), len(dst)+n)
-		copy(grown, dst)
-		dst = grown
-	}
-	dst = append(dst, '[')
-	for i, e := range events {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, e.Body...)
-	}
-	return append(dst, ']')
+	s, _ := rawjson.Unquote(v)
+	return s
 }
 
 // WithTopic returns a copy of a canonical EventGridSchema body whose "topic"

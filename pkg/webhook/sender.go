@@ -94,7 +94,7 @@ func (e *Error) Unwrap() error { return e.Err }
 func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	sub := b.Subscription
 	dst := sub.Destination
-	body := newBody(b.Events, dst.EndpointType == eventgrid.EventGrid && sub.EventDeliverySchema == eventgrid.EventGridSchema, dst.TopicName)
+	body := newBody(b.Bodies, dst.EndpointType == eventgrid.EventGrid && sub.EventDeliverySchema == eventgrid.EventGridSchema, dst.TopicName)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, dst.EndpointURL, body.reader())
 	if err != nil {
 		return &Error{Err: errors.New("cannot build the request for the destination URL")}
@@ -113,8 +113,8 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	h.Set("aeg-subscription-name", sub.Name)
 	h.Set("aeg-delivery-count", strconv.Itoa(b.DeliveryCount))
 	h.Set("aeg-metadata-version", "1")
-	if sub.EventDeliverySchema == eventgrid.EventGridSchema && len(b.Events) > 0 {
-		h.Set("aeg-data-version", b.Events[0].DataVersion)
+	if sub.EventDeliverySchema == eventgrid.EventGridSchema && len(b.Bodies) > 0 {
+		h.Set("aeg-data-version", schema.DataVersion(b.Bodies[0]))
 	}
 	if dst.EndpointType == eventgrid.EventGrid {
 		h.Set("aeg-sas-key", dst.SASKey)
@@ -162,7 +162,7 @@ var (
 
 // newBody lays out the array. With rewriteTopic, EventGridSchema events get
 // topicName as their topic, or null when it is empty (spec §4.3).
-func newBody(events []*eventgrid.Event, rewriteTopic bool, topicName string) *body {
+func newBody(events [][]byte, rewriteTopic bool, topicName string) *body {
 	b := &body{parts: make([][]byte, 0, 2*len(events)+1)}
 	b.add(openBracket)
 	for i, ev := range events {
@@ -170,9 +170,9 @@ func newBody(events []*eventgrid.Event, rewriteTopic bool, topicName string) *bo
 			b.add(comma)
 		}
 		if rewriteTopic {
-			b.add(schema.WithTopic(ev.Body, topicName))
+			b.add(schema.WithTopic(ev, topicName))
 		} else {
-			b.add(ev.Body)
+			b.add(ev)
 		}
 	}
 	b.add(closeBracket)

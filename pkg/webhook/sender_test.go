@@ -70,7 +70,11 @@ func egEvent(id, topic string) *eventgrid.Event {
 }
 
 func batch(sub *eventgrid.EventSubscription, count int, evs ...*eventgrid.Event) *delivery.Batch {
-	return &delivery.Batch{Subscription: sub, Events: evs, DeliveryCount: count}
+	bodies := make([][]byte, len(evs))
+	for i, ev := range evs {
+		bodies[i] = ev.Body
+	}
+	return &delivery.Batch{Subscription: sub, Bodies: bodies, DeliveryCount: count}
 }
 
 func webhookSub(url string, schema eventgrid.InputSchema) *eventgrid.EventSubscription {

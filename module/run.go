@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -33,6 +34,13 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	log.Info().Str("version", version).Interface("config", cfg.Fields()).Msg("edgegrid starting with this configuration")
 	if cfg.DefaultIsPersisted || cfg.BackoffIsPersisted {
 		log.Warn().Msg("broker__defaultIsPersisted and broker__backoffIsPersisted are ignored: events are kept in memory by design")
+	}
+	if cfg.PprofAddress != "" {
+		stopPprof, err := startPprof(cfg.PprofAddress, log)
+		if err != nil {
+			return fmt.Errorf("debug__pprofAddress: %w", err)
+		}
+		defer stopPprof()
 	}
 	sec, err := setupSecurity(ctx, cfg, log)
 	if err != nil {

@@ -183,6 +183,11 @@ type Config struct {
 	// LogLevel is log__level (edgegrid extension): trace, debug, info, warn
 	// or error.
 	LogLevel string `envconfig:"LOG__LEVEL" default:"info"`
+	// PprofAddress is debug__pprofAddress (edgegrid extension): when set,
+	// Go's profiling endpoints are served there, without authentication, so
+	// keep it on loopback (e.g. 127.0.0.1:6060). Empty, the default, serves
+	// nothing.
+	PprofAddress string `envconfig:"DEBUG__PPROFADDRESS"`
 }
 
 // Default returns the configuration with every default applied and nothing

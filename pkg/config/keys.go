@@ -115,6 +115,7 @@ var keyTable = []key{
 	{name: "api__filterLimits__maxStringLength"},
 	{name: "log__format"},
 	{name: "log__level"},
+	{name: "debug__pprofAddress"},
 }
 
 // valueKind says how a key's value is parsed, normalised and compared.

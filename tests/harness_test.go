@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/brokertest"
 )
 
 // brokerBin is the broker binary built once for the whole package.
@@ -303,22 +305,8 @@ func publish(t testing.TB, base, topic string, events any) {
 	mustDo(t, http.MethodPost, base+"/topics/"+topic+"/events?"+apiVersion, "application/json", events, http.StatusOK)
 }
 
-// eventually polls f every 10ms until it returns nil, failing the test with
-// f's last error after timeout.
-func eventually(t testing.TB, timeout time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not met within %v: %v", timeout, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// eventually is brokertest.Eventually: poll f until it returns nil.
+var eventually = brokertest.Eventually
 
 func merge(a map[string]string, kv ...string) map[string]string {
 	out := map[string]string{}

@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
+	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/internal/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/mock"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )

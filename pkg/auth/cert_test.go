@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/auth"
+	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/testpki"
 )
@@ -230,7 +231,7 @@ func TestAuthenticate_TrustRefresh(t *testing.T) {
 		}
 	}
 	testpki.MustWriteFile(t, path, other.PEM())
-	testpki.Eventually(t, 5*time.Second, func() error {
+	brokertest.Eventually(t, 5*time.Second, func() error {
 		if _, err := authenticate(); err == nil {
 			return errors.New("still trusted")
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/testpki"
 )
@@ -30,7 +31,7 @@ func TestNewFileServer_Reloads(t *testing.T) {
 
 	// New files: the served certificate follows without a restart.
 	ca.WriteFiles(t, dir, "localhost")
-	testpki.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), first))
+	brokertest.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), first))
 	second := MustServedLeaf(t, addr, "localhost", ca.Pool())
 	if !second.Equal(src.Current().Leaf) {
 		t.Fatal("served certificate is not Current()")
@@ -39,7 +40,7 @@ func TestNewFileServer_Reloads(t *testing.T) {
 	// Broken files: logged, the old certificate stays.
 	logs.Reset()
 	testpki.MustWriteFile(t, certFile, []byte("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"))
-	testpki.Eventually(t, 10*time.Second, logs.contains("failed to load"))
+	brokertest.Eventually(t, 10*time.Second, logs.contains("failed to load"))
 	if leaf := MustServedLeaf(t, addr, "localhost", ca.Pool()); !leaf.Equal(second) {
 		t.Fatal("broken files replaced the served certificate")
 	}
@@ -47,14 +48,14 @@ func TestNewFileServer_Reloads(t *testing.T) {
 	// A valid certificate with the wrong key: still the old one.
 	other := ca.Issue(t, "localhost", []string{"localhost"}, nil, time.Now().Add(time.Hour))
 	testpki.MustWriteFile(t, certFile, testpki.CertPEM(other))
-	testpki.Eventually(t, 10*time.Second, logs.contains("private key does not match"))
+	brokertest.Eventually(t, 10*time.Second, logs.contains("private key does not match"))
 	if leaf := MustServedLeaf(t, addr, "localhost", ca.Pool()); !leaf.Equal(second) {
 		t.Fatal("a mismatched key replaced the served certificate")
 	}
 
 	// Fixed: the new pair is served.
 	testpki.MustWriteFile(t, keyFile, testpki.KeyPEM(t, other))
-	testpki.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), second))
+	brokertest.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), second))
 	if leaf := MustServedLeaf(t, addr, "localhost", ca.Pool()); !leaf.Equal(other.Leaf) {
 		t.Fatal("served certificate is not the one in the files")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/testpki"
 )
@@ -40,12 +41,12 @@ func TestNewIoTEdgeServer_ServesAndRenews(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); src.Run(ctx) }()
 
-	testpki.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), first))
+	brokertest.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), first))
 	if now := time.Now(); !now.Before(first.NotAfter) {
 		t.Fatalf("renewed at %v, after the first certificate expired at %v", now, first.NotAfter)
 	}
 	second := MustServedLeaf(t, addr, "localhost", ca.Pool())
-	testpki.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), second))
+	brokertest.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), second))
 	if n := ws.Calls(testpki.EndpointServer); n < 3 {
 		t.Fatalf("server certificate calls = %d, want at least 3", n)
 	}
@@ -75,7 +76,7 @@ func TestNewIoTEdgeServer_RetriesAndKeepsServing(t *testing.T) {
 	go src.Run(t.Context())
 	defer src.Close()
 
-	testpki.Eventually(t, 10*time.Second, func() error {
+	brokertest.Eventually(t, 10*time.Second, func() error {
 		if ws.Calls(testpki.EndpointServer) < 4 {
 			return errors.New("fewer than three renewal attempts")
 		}
@@ -84,11 +85,11 @@ func TestNewIoTEdgeServer_RetriesAndKeepsServing(t *testing.T) {
 	if leaf := MustServedLeaf(t, addr, "localhost", ca.Pool()); !leaf.Equal(first) {
 		t.Fatal("a failed renewal replaced the served certificate")
 	}
-	testpki.Eventually(t, time.Second, logs.contains("certificate renewal failed"))
-	testpki.Eventually(t, time.Second, logs.contains("failed to create cert"))
+	brokertest.Eventually(t, time.Second, logs.contains("certificate renewal failed"))
+	brokertest.Eventually(t, time.Second, logs.contains("failed to create cert"))
 
 	ws.SetFailure(testpki.EndpointServer, 0, "")
-	testpki.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), first))
+	brokertest.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), first))
 	assertNoSecrets(t, logs.String())
 }
 
@@ -116,7 +117,7 @@ func TestNewIoTEdgeIdentity_Renews(t *testing.T) {
 	}
 	go id.Run(t.Context())
 	defer id.Close()
-	testpki.Eventually(t, 10*time.Second, func() error {
+	brokertest.Eventually(t, 10*time.Second, func() error {
 		got, err := id.GetClientCertificate(nil)
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/testpki"
 )
@@ -43,7 +44,7 @@ func TestNewIoTEdgeTrust_Refreshes(t *testing.T) {
 
 	// A failing daemon keeps the current bundle.
 	ws.SetFailure(testpki.EndpointTrustBundle, http.StatusInternalServerError, "unavailable")
-	testpki.Eventually(t, 5*time.Second, logs.contains("trust bundle refresh failed"))
+	brokertest.Eventually(t, 5*time.Second, logs.contains("trust bundle refresh failed"))
 	if err := holds(tb, ca)(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestNewIoTEdgeTrust_Refreshes(t *testing.T) {
 	next := testpki.NewCA(t, "next root")
 	ws.SetTrustBundle(next.PEM())
 	ws.SetFailure(testpki.EndpointTrustBundle, 0, "")
-	testpki.Eventually(t, 5*time.Second, holds(tb, next))
+	brokertest.Eventually(t, 5*time.Second, holds(tb, next))
 	assertNoSecrets(t, logs.String())
 }
 
@@ -77,13 +78,13 @@ func TestNewFileTrust_Reloads(t *testing.T) {
 	defer tb.Close()
 
 	testpki.MustWriteFile(t, path, []byte("garbage"))
-	testpki.Eventually(t, 5*time.Second, logs.contains("refresh failed"))
+	brokertest.Eventually(t, 5*time.Second, logs.contains("refresh failed"))
 	if err := holds(tb, ca)(); err != nil {
 		t.Fatal(err)
 	}
 	next := testpki.NewCA(t, "next root")
 	testpki.MustWriteFile(t, path, next.PEM())
-	testpki.Eventually(t, 5*time.Second, holds(tb, next))
+	brokertest.Eventually(t, 5*time.Second, holds(tb, next))
 }
 
 func TestLoadCAFile(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
@@ -28,7 +29,7 @@ func TestEngine_Retry(t *testing.T) {
 		e := mustEngine(t, o, s, nil)
 		sub := newSub(e, "s")
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := s.delivered("s")["e1"]; n != 1 {
 				return fmt.Errorf("delivered %d times", n)
 			}
@@ -62,7 +63,7 @@ func TestEngine_Retry(t *testing.T) {
 			s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 3}
 		})
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if m.droppedN("s", delivery.DropMaxAttempts) != 1 {
 				return errors.New("not dropped yet")
 			}
@@ -85,7 +86,7 @@ func TestEngine_Retry(t *testing.T) {
 		sub := newSub(e, "s")
 		ev := newEvent("e1", 100)
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, ev)
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if m.droppedN("s", delivery.DropExpired) != 1 {
 				return errors.New("not expired yet")
 			}
@@ -112,7 +113,7 @@ func TestEngine_Retry(t *testing.T) {
 			s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 4}
 		})
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if m.droppedN("s", delivery.DropMaxAttempts) != 1 {
 				return errors.New("not dropped yet")
 			}
@@ -165,7 +166,7 @@ func TestEngine_Batching(t *testing.T) {
 			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint(i), 50))
 		}
 		close(bl.release)
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := len(s.delivered("s")); n != 6 {
 				return fmt.Errorf("%d delivered", n)
 			}
@@ -186,7 +187,7 @@ func TestEngine_Batching(t *testing.T) {
 		}
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
 		close(bl.release)
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := len(s.delivered("s")); n != 8 {
 				return fmt.Errorf("%d delivered", n)
 			}
@@ -209,7 +210,7 @@ func TestEngine_Batching(t *testing.T) {
 		}
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
 		close(bl.release)
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := len(s.delivered("s")); n != 8 {
 				return fmt.Errorf("%d delivered", n)
 			}
@@ -227,7 +228,7 @@ func TestEngine_Batching(t *testing.T) {
 		<-bl.started
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("a", 100), newEvent("big", 5000), newEvent("b", 100), newEvent("c", 100))
 		close(bl.release)
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := len(s.delivered("s")); n != 5 {
 				return fmt.Errorf("%d delivered", n)
 			}
@@ -248,7 +249,7 @@ func TestEngine_Batching(t *testing.T) {
 		e := mustEngine(t, fastOptions(), s, nil)
 		sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 50 })
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("only", 50))
-		eventually(t, time.Second, func() error {
+		brokertest.Eventually(t, time.Second, func() error {
 			if len(s.delivered("s")) != 1 {
 				return errors.New("not delivered")
 			}
@@ -273,7 +274,7 @@ func TestEngine_Batching(t *testing.T) {
 			evs = append(evs, newEvent(fmt.Sprint(i), 50))
 		}
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := len(s.delivered("s")); n != 4 {
 				return fmt.Errorf("%d delivered", n)
 			}
@@ -310,7 +311,7 @@ func TestEngine_Isolation(t *testing.T) {
 		for i := range 50 {
 			mustPublish(t, e, []*eventgrid.EventSubscription{hanging, healthy}, newEvent(fmt.Sprint(i), 50))
 		}
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := len(s.delivered("healthy")); n != 50 {
 				return fmt.Errorf("healthy got %d of 50", n)
 			}
@@ -343,7 +344,7 @@ func TestEngine_Isolation(t *testing.T) {
 		for i := range 100 {
 			mustPublish(t, e, subs, newEvent(fmt.Sprint(i), 50))
 		}
-		eventually(t, 10*time.Second, func() error {
+		brokertest.Eventually(t, 10*time.Second, func() error {
 			if n := e.Stats().QueuedEvents; n != 0 {
 				return fmt.Errorf("%d still queued", n)
 			}
@@ -387,14 +388,14 @@ func TestEngine_BackPressure(t *testing.T) {
 	}
 	// The subscriber comes back: the queue drains and publishing works again.
 	up.Store(true)
-	eventually(t, 5*time.Second, func() error {
+	brokertest.Eventually(t, 5*time.Second, func() error {
 		if n := e.Stats().QueuedEvents; n != 0 {
 			return fmt.Errorf("%d still queued", n)
 		}
 		return nil
 	})
 	mustPublish(t, e, both, newEvent("y", 100))
-	eventually(t, 5*time.Second, func() error {
+	brokertest.Eventually(t, 5*time.Second, func() error {
 		if s.delivered("a")["y"] != 1 || s.delivered("b")["y"] != 1 {
 			return errors.New("y not delivered to both")
 		}
@@ -440,7 +441,7 @@ func TestEngine_Lifecycle(t *testing.T) {
 			evs = append(evs, newEvent(fmt.Sprint(i), 50))
 		}
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if len(s.Batches()) < 6 {
 				return errors.New("first attempts not made")
 			}
@@ -451,7 +452,7 @@ func TestEngine_Lifecycle(t *testing.T) {
 		upd.Destination.MaxEventsPerBatch = 10
 		e.SubscriptionPut(&upd)
 		failing.Store(false)
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := len(s.delivered("s")); n != 6 {
 				return fmt.Errorf("%d delivered", n)
 			}
@@ -476,7 +477,7 @@ func TestEngine_Lifecycle(t *testing.T) {
 		for i := range 5 {
 			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint(i), 50))
 		}
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if st, _ := e.QueueStats(sub); st.Backoff[0]+st.Backoff[1] != 5 {
 				return fmt.Errorf("%+v", st)
 			}
@@ -537,7 +538,7 @@ func TestEngine_Lifecycle(t *testing.T) {
 		e := delivery.New(o, s, nil, zerologNop())
 		sub := newSub(e, "s")
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("1", 50))
-		eventually(t, time.Second, func() error {
+		brokertest.Eventually(t, time.Second, func() error {
 			if e.Stats().InFlight != 1 {
 				return errors.New("not in flight")
 			}
@@ -591,7 +592,7 @@ func TestEngine_Conservation(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	eventually(t, 30*time.Second, func() error {
+	brokertest.Eventually(t, 30*time.Second, func() error {
 		if q := e.Stats().QueuedEvents; q != 0 {
 			return fmt.Errorf("%d deliveries still queued", q)
 		}
@@ -643,7 +644,7 @@ func TestEngine_RequestSize(t *testing.T) {
 	if err := e.Publish(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, func() error {
+	brokertest.Eventually(t, 5*time.Second, func() error {
 		if st := e.Stats(); st.QueuedEvents != 1 || st.QueuedBytes != 4000 {
 			return fmt.Errorf("queued %d events, %d bytes; want 1, 4000", st.QueuedEvents, st.QueuedBytes)
 		}

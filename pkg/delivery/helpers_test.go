@@ -114,22 +114,6 @@ func (m *metrics) droppedN(sub string, r delivery.DropReason) int {
 	return m.dropped[sub][r]
 }
 
-// eventually polls f until it returns nil or the timeout passes.
-func eventually(tb testing.TB, timeout time.Duration, f func() error) {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("condition not met within %v: %v", timeout, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // fastOptions are engine options with intervals short enough for tests.
 func fastOptions() delivery.Options {
 	o := delivery.DefaultOptions()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
@@ -134,7 +135,7 @@ func TestEngine_LogRateLimit(t *testing.T) {
 			buf := &logBuffer{}
 			e, sub, s, m := mustFailingEngine(t, o, buf)
 			publishN(t, e, sub, "ev", tt.events)
-			eventually(t, 10*time.Second, func() error {
+			brokertest.Eventually(t, 10*time.Second, func() error {
 				if n := m.droppedN("s", delivery.DropMaxAttempts); n != tt.events {
 					return fmt.Errorf("dropped %d of %d", n, tt.events)
 				}
@@ -169,7 +170,7 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 		e, sub, s, m := mustFailingEngine(t, o, buf)
 		publishN(t, e, sub, "a", 100)
 		// The summary comes from the window's end, not from Close.
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := m.droppedN("s", delivery.DropMaxAttempts); n != 100 {
 				return fmt.Errorf("dropped %d of 100", n)
 			}
@@ -188,7 +189,7 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 		// A later window starts afresh.
 		time.Sleep(o.LogRateWindow)
 		publishN(t, e, sub, "b", 2)
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := m.droppedN("s", delivery.DropMaxAttempts); n != 102 {
 				return fmt.Errorf("dropped %d of 102", n)
 			}
@@ -214,7 +215,7 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 		buf := &logBuffer{}
 		e, sub, _, m := mustFailingEngine(t, o, buf)
 		publishN(t, e, sub, "a", 20)
-		eventually(t, 5*time.Second, func() error {
+		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := m.droppedN("s", delivery.DropMaxAttempts); n != 20 {
 				return fmt.Errorf("dropped %d of 20", n)
 			}

@@ -10,16 +10,27 @@ const maxDepth = 10000
 // times faster, which matters on the publish path where every body is
 // checked once before it is walked in place.
 func Valid(b []byte) bool {
-	v := validator{b: b}
-	i := skipSpace(b, 0)
-	i, ok := v.value(i, 0)
-	if !ok {
-		return false
-	}
-	return skipSpace(b, i) == len(b)
+	_, ok := ValidCount(b)
+	return ok
 }
 
-type validator struct{ b []byte }
+// ValidCount is Valid that also returns, when b is an array, how many
+// elements it has (0 otherwise), so that a caller can size what it
+// allocates for them.
+func ValidCount(b []byte) (elements int, ok bool) {
+	v := validator{b: b}
+	i := skipSpace(b, 0)
+	i, ok = v.value(i, 0)
+	if !ok || skipSpace(b, i) != len(b) {
+		return 0, false
+	}
+	return v.elements, true
+}
+
+type validator struct {
+	b        []byte
+	elements int // elements of the top-level array
+}
 
 // value checks the value starting at b[i] and returns the index after it.
 func (v *validator) value(i, depth int) (int, bool) {
@@ -174,6 +185,9 @@ func (v *validator) array(i, depth int) (int, bool) {
 		var ok bool
 		if i, ok = v.value(i, depth); !ok {
 			return i, false
+		}
+		if depth == 1 {
+			v.elements++
 		}
 		i = skipSpace(b, i)
 		if i >= len(b) {

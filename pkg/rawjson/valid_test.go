@@ -18,6 +18,17 @@ var validCases = []string{
 	strings.Repeat(`{"a":`, 10001) + `1` + strings.Repeat(`}`, 10001),
 }
 
+func TestValidCount(t *testing.T) {
+	for in, want := range map[string]int{`[]`: 0, `[1]`: 1, ` [ {"a":[1,2,3]}, [4,5], "x" ] `: 3, `{"a":[1,2]}`: 0, `7`: 0} {
+		if n, ok := rawjson.ValidCount([]byte(in)); !ok || n != want {
+			t.Errorf("ValidCount(%s) = %d, %v; want %d", in, n, ok, want)
+		}
+	}
+	if _, ok := rawjson.ValidCount([]byte(`[1,`)); ok {
+		t.Error("ValidCount accepted invalid JSON")
+	}
+}
+
 func TestValid(t *testing.T) {
 	for _, c := range validCases {
 		if got, want := rawjson.Valid([]byte(c)), json.Valid([]byte(c)); got != want {

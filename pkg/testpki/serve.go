@@ -1,7 +1,6 @@
 package testpki
 
 import (
-	"context"
 	"crypto/tls"
 	"io"
 	"log"
@@ -26,26 +25,4 @@ func ServeTLS(tb testing.TB, cfg *tls.Config, h http.Handler) string {
 	go func() { defer close(done); _ = srv.Serve(tls.NewListener(ln, cfg)) }()
 	tb.Cleanup(func() { srv.Close(); <-done })
 	return ln.Addr().String()
-}
-
-// Eventually calls f until it returns nil, every 10 ms, and fails tb with
-// f's last error when wait elapses first.
-func Eventually(tb testing.TB, wait time.Duration, f func() error) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			tb.Fatalf("condition not met within %v: %v", wait, err)
-			return
-		case <-tick.C:
-		}
-	}
 }

@@ -156,7 +156,7 @@ func (a *Authenticator) checkCert(r *http.Request) (string, bool) {
 	if now.After(leaf.NotAfter) {
 		return "client certificate expired", false
 	}
-	if !usageAllows(leaf, x509.ExtKeyUsageClientAuth) {
+	if !certs.AllowsUsage(leaf, x509.ExtKeyUsageClientAuth) {
 		return "client certificate not for client authentication", false
 	}
 	if pool := a.trust.Pool(); pool != nil {
@@ -187,18 +187,4 @@ func (a *Authenticator) checkCert(r *http.Request) (string, bool) {
 		return "client certificate from an unknown CA allowed", true
 	}
 	return "client certificate not trusted", false
-}
-
-// usageAllows reports whether cert's extended key usage permits want: no
-// extended key usage at all means any usage (RFC 5280 §4.2.1.12).
-func usageAllows(cert *x509.Certificate, want x509.ExtKeyUsage) bool {
-	if len(cert.ExtKeyUsage) == 0 && len(cert.UnknownExtKeyUsage) == 0 {
-		return true
-	}
-	for _, u := range cert.ExtKeyUsage {
-		if u == want || u == x509.ExtKeyUsageAny {
-			return true
-		}
-	}
-	return false
 }

@@ -145,15 +145,15 @@ func verifyServer(peer []*x509.Certificate, name string, trust *TrustBundle, all
 			Detail: fmt.Sprintf("current time %s is outside %s to %s", now.UTC().Format(time.RFC3339),
 				leaf.NotBefore.UTC().Format(time.RFC3339), leaf.NotAfter.UTC().Format(time.RFC3339))}
 	}
-	if !usageAllows(leaf, x509.ExtKeyUsageServerAuth) {
+	if !AllowsUsage(leaf, x509.ExtKeyUsageServerAuth) {
 		return x509.CertificateInvalidError{Cert: leaf, Reason: x509.IncompatibleUsage}
 	}
 	return nil
 }
 
-// usageAllows reports whether cert's extended key usage permits want: no
+// AllowsUsage reports whether cert's extended key usage permits want: no
 // extended key usage at all means any usage (RFC 5280 §4.2.1.12).
-func usageAllows(cert *x509.Certificate, want x509.ExtKeyUsage) bool {
+func AllowsUsage(cert *x509.Certificate, want x509.ExtKeyUsage) bool {
 	if len(cert.ExtKeyUsage) == 0 && len(cert.UnknownExtKeyUsage) == 0 {
 		return true
 	}

@@ -3,8 +3,6 @@ package certs
 import (
 	"context"
 	"crypto/x509"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -238,24 +236,9 @@ func readCAFile(path string) ([]*x509.Certificate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("certs: read CA file: %w", err)
 	}
-	var certs []*x509.Certificate
-	for {
-		var block *pem.Block
-		block, data = pem.Decode(data)
-		if block == nil {
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("certs: parse CA file %s: %w", path, err)
-		}
-		certs = append(certs, c)
-	}
-	if len(certs) == 0 {
-		return nil, errors.New("certs: no certificate in CA file " + path)
+	certs, err := workload.ParseCertificates(data)
+	if err != nil {
+		return nil, fmt.Errorf("certs: CA file %s: %w", path, err)
 	}
 	return certs, nil
 }

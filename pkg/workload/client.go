@@ -128,7 +128,7 @@ func (c *Client) TrustBundle(ctx context.Context) ([]*x509.Certificate, error) {
 	if err := c.do(ctx, op, http.MethodGet, "/trust-bundle", nil, http.StatusOK, &resp); err != nil {
 		return nil, err
 	}
-	certs, err := parseCertificates(pemText(resp.Certificate))
+	certs, err := ParseCertificates(pemText(resp.Certificate))
 	if err != nil {
 		return nil, fmt.Errorf("workload: %s: %w", op, err)
 	}
@@ -277,9 +277,10 @@ func pemText(s string) []byte {
 	return []byte(s)
 }
 
-// parseCertificates parses every CERTIFICATE block of a PEM bundle. It
-// returns an error when there is none or one fails to parse.
-func parseCertificates(data []byte) ([]*x509.Certificate, error) {
+// ParseCertificates parses every CERTIFICATE block of a PEM bundle, as the
+// workload API returns them and as CA files hold them. It returns an error
+// when there is none or one fails to parse.
+func ParseCertificates(data []byte) ([]*x509.Certificate, error) {
 	var certs []*x509.Certificate
 	for {
 		var block *pem.Block

@@ -93,14 +93,7 @@ func TestSecurity_IoTEdge(t *testing.T) {
 	})
 
 	t.Run("ServerCertificateRenewedWithoutRestart", func(t *testing.T) {
-		serial := func() string {
-			conn, err := tls.Dial("tcp", strings.TrimPrefix(b.TLS, "https://"), &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"})
-			if err != nil {
-				t.Fatalf("TLS dial: %v", err)
-			}
-			defer conn.Close()
-			return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
-		}
+		serial := func() string { return servedSerial(t, b.TLS, ca.Pool()) }
 		first := serial()
 		eventually(t, 20*time.Second, func() error {
 			if serial() == first {
@@ -151,6 +144,18 @@ func TestSecurity_IoTEdge(t *testing.T) {
 			t.Errorf("http webhook under httpsOnly: %d %s", code, body)
 		}
 	})
+}
+
+// servedSerial returns the serial number of the certificate the HTTPS
+// listener at base serves, verified against roots for 127.0.0.1.
+func servedSerial(t *testing.T, base string, roots *x509.CertPool) string {
+	t.Helper()
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(base, "https://"), &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("TLS dial: %v", err)
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
 }
 
 func mustStatus(t *testing.T, c *http.Client, method, url string, body any, want int) {
@@ -385,14 +390,7 @@ func TestSecurity_FileCertificates(t *testing.T) {
 	}
 	// Replace the server certificate files: the broker serves the new one
 	// without a restart.
-	serial := func() string {
-		conn, err := tls.Dial("tcp", strings.TrimPrefix(b.TLS, "https://"), &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"})
-		if err != nil {
-			t.Fatalf("TLS dial: %v", err)
-		}
-		defer conn.Close()
-		return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
-	}
+	serial := func() string { return servedSerial(t, b.TLS, ca.Pool()) }
 	first := serial()
 	ca.WriteFiles(t, dir, "127.0.0.1")
 	eventually(t, 20*time.Second, func() error {

@@ -177,50 +177,38 @@ func TestEngine_Batching(t *testing.T) {
 		}
 	})
 
-	t.Run("CapByCount", func(t *testing.T) {
-		s, bl, e, sub := setup(t, func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 3 })
-		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("first", 50))
-		<-bl.started
-		var evs []*eventgrid.Event
-		for i := range 7 {
-			evs = append(evs, newEvent(fmt.Sprint(i), 50))
-		}
-		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
-		close(bl.release)
-		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("s")); n != 8 {
-				return fmt.Errorf("%d delivered", n)
-			}
-			return nil
-		})
-		if got := sizes(s.Batches()); !slices.Equal(got, []int{1, 3, 3, 1}) {
-			t.Errorf("batch sizes %v, want [1 3 3 1]", got)
-		}
-	})
-
-	t.Run("CapByBytes", func(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*eventgrid.EventSubscription)
+		size int
+	}{
+		{"CapByCount", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 3 }, 50},
 		// 1 KB cap: the array's brackets and commas count, so 3 events of
-		// 300 bytes fit (2+300*3+2 = 904) and a fourth does not.
-		s, bl, e, sub := setup(t, func(s *eventgrid.EventSubscription) { s.Destination.PreferredBatchSizeInKilobytes = 1 })
-		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("first", 50))
-		<-bl.started
-		var evs []*eventgrid.Event
-		for i := range 7 {
-			evs = append(evs, newEvent(fmt.Sprint(i), 300))
-		}
-		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
-		close(bl.release)
-		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("s")); n != 8 {
-				return fmt.Errorf("%d delivered", n)
+		// 300 bytes fit (2+300*3+2 = 904) and a fourth does not; the default
+		// count cap (10) does not bind.
+		{"CapByBytes", func(s *eventgrid.EventSubscription) { s.Destination.PreferredBatchSizeInKilobytes = 1 }, 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, bl, e, sub := setup(t, tc.mod)
+			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("first", 50))
+			<-bl.started
+			var evs []*eventgrid.Event
+			for i := range 7 {
+				evs = append(evs, newEvent(fmt.Sprint(i), tc.size))
 			}
-			return nil
+			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
+			close(bl.release)
+			brokertest.Eventually(t, 5*time.Second, func() error {
+				if n := len(s.delivered("s")); n != 8 {
+					return fmt.Errorf("%d delivered", n)
+				}
+				return nil
+			})
+			if got := sizes(s.Batches()); !slices.Equal(got, []int{1, 3, 3, 1}) {
+				t.Errorf("batch sizes %v, want [1 3 3 1]", got)
+			}
 		})
-		// Default count cap (10) does not bind; bytes do.
-		if got := sizes(s.Batches()); !slices.Equal(got, []int{1, 3, 3, 1}) {
-			t.Errorf("batch sizes %v, want [1 3 3 1]", got)
-		}
-	})
+	}
 
 	t.Run("OversizeEventGoesAlone", func(t *testing.T) {
 		s, bl, e, sub := setup(t, func(s *eventgrid.EventSubscription) { s.Destination.PreferredBatchSizeInKilobytes = 1 })

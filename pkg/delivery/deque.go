@@ -8,39 +8,30 @@ import "sync"
 const chunkLen = 64
 
 // chunk is a piece of a deque.
-type chunk[T any] struct {
-	items [chunkLen]T
-	next  *chunk[T]
+type chunk struct {
+	items [chunkLen]item
+	next  *chunk
 }
 
-// deque is a FIFO queue kept as a linked list of fixed-size chunks. Unlike a
-// growing ring buffer it never copies its items and never holds more than
-// two partly used chunks, so a backlog costs little beyond the items
-// themselves, and draining it frees memory as it goes. The zero value is
-// empty and ready to use; it is not safe for concurrent use.
-type deque[T any] struct {
-	head, tail *chunk[T]
+// chunkPool holds freed chunks for the next backlog.
+var chunkPool = sync.Pool{New: func() any { return new(chunk) }}
+
+// deque is a FIFO queue of items kept as a linked list of fixed-size chunks.
+// Unlike a growing ring buffer it never copies its items and never holds
+// more than two partly used chunks, so a backlog costs little beyond the
+// items themselves, and draining it frees memory as it goes. The zero value
+// is empty and ready to use; it is not safe for concurrent use.
+type deque struct {
+	head, tail *chunk
 	hi, ti     int // index of the first item in head, and after the last in tail
 	size       int
 }
 
-// chunkPools holds freed chunks, one pool per item type in use.
-var chunkPools sync.Map // map[*T]*sync.Pool, keyed by a typed nil pointer
+func (d *deque) len() int { return d.size }
 
-func chunkPool[T any]() *sync.Pool {
-	var key *T
-	if p, ok := chunkPools.Load(key); ok {
-		return p.(*sync.Pool)
-	}
-	p, _ := chunkPools.LoadOrStore(key, &sync.Pool{New: func() any { return new(chunk[T]) }})
-	return p.(*sync.Pool)
-}
-
-func (d *deque[T]) len() int { return d.size }
-
-func (d *deque[T]) push(v T) {
+func (d *deque) push(v item) {
 	if d.tail == nil || d.ti == chunkLen {
-		c := chunkPool[T]().Get().(*chunk[T])
+		c := chunkPool.Get().(*chunk)
 		if d.tail == nil {
 			d.head, d.hi = c, 0
 		} else {
@@ -54,34 +45,33 @@ func (d *deque[T]) push(v T) {
 }
 
 // front returns the oldest item; the deque must not be empty.
-func (d *deque[T]) front() *T { return &d.head.items[d.hi] }
+func (d *deque) front() *item { return &d.head.items[d.hi] }
 
 // pop removes and returns the oldest item; the deque must not be empty.
-func (d *deque[T]) pop() T {
-	var zero T
+func (d *deque) pop() item {
 	c := d.head
 	v := c.items[d.hi]
-	c.items[d.hi] = zero // let the garbage collector have what it points to
+	c.items[d.hi] = item{} // let the garbage collector have what it points to
 	d.hi++
 	d.size--
 	switch {
 	case d.size == 0:
-		d.release(c)
+		release(c)
 		d.head, d.tail, d.hi, d.ti = nil, nil, 0, 0
 	case d.hi == chunkLen:
 		d.head, d.hi = c.next, 0
-		d.release(c)
+		release(c)
 	}
 	return v
 }
 
-func (d *deque[T]) release(c *chunk[T]) {
+func release(c *chunk) {
 	c.next = nil
-	chunkPool[T]().Put(c)
+	chunkPool.Put(c)
 }
 
 // clear empties the deque, calling fn on every item first.
-func (d *deque[T]) clear(fn func(T)) {
+func (d *deque) clear(fn func(item)) {
 	for d.size > 0 {
 		fn(d.pop())
 	}

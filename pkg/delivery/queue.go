@@ -27,8 +27,8 @@ type queue struct {
 
 	mu      sync.Mutex
 	sub     *eventgrid.EventSubscription
-	ready   deque[item]
-	backoff [2]deque[item]
+	ready   deque
+	backoff [2]deque
 	workers int // started and not yet exited
 	busy    int // workers with a batch in flight
 	timer   *time.Timer

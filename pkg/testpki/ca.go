@@ -35,26 +35,9 @@ type CA struct {
 // an hour ago for ten years. It fails tb on error.
 func NewCA(tb testing.TB, name string) *CA {
 	tb.Helper()
-	key := mustKey(tb)
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          mustSerial(tb),
-		Subject:               pkix.Name{CommonName: name, Organization: []string{"edgegrid test"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		tb.Fatalf("testpki: create CA: %v", err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		tb.Fatalf("testpki: parse CA: %v", err)
-	}
-	return &CA{Cert: cert, Key: key, root: cert}
+	ca := newCA(tb, name, 10*365*24*time.Hour, nil)
+	ca.root = ca.Cert
+	return ca
 }
 
 // NewIntermediate returns a CA named name signed by ca. Certificates it
@@ -62,27 +45,40 @@ func NewCA(tb testing.TB, name string) *CA {
 // PEM and Pool still describe the root. It fails tb on error.
 func (ca *CA) NewIntermediate(tb testing.TB, name string) *CA {
 	tb.Helper()
+	in := newCA(tb, name, 5*365*24*time.Hour, ca)
+	in.root = ca.root
+	in.chain = append([][]byte{in.Cert.Raw}, ca.chain...)
+	return in
+}
+
+// newCA makes a CA certificate valid from an hour ago for validity, signed
+// by parent, or self-signed when parent is nil.
+func newCA(tb testing.TB, name string, validity time.Duration, parent *CA) *CA {
+	tb.Helper()
 	key := mustKey(tb)
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          mustSerial(tb),
 		Subject:               pkix.Name{CommonName: name, Organization: []string{"edgegrid test"}},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(5 * 365 * 24 * time.Hour),
+		NotAfter:              now.Add(validity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	issuer, signer := tmpl, any(key)
+	if parent != nil {
+		issuer, signer = parent.Cert, parent.Key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, &key.PublicKey, signer)
 	if err != nil {
-		tb.Fatalf("testpki: create intermediate: %v", err)
+		tb.Fatalf("testpki: create CA %q: %v", name, err)
 	}
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
-		tb.Fatalf("testpki: parse intermediate: %v", err)
+		tb.Fatalf("testpki: parse CA %q: %v", name, err)
 	}
-	chain := append([][]byte{der}, ca.chain...)
-	return &CA{Cert: cert, Key: key, root: ca.root, chain: chain}
+	return &CA{Cert: cert, Key: key}
 }
 
 // Issue returns a certificate for cn signed by ca, with the given DNS and IP

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 // brokerBin is the broker binary built once for the whole package.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/auth"
-	"github.com/edgegrid/edgegrid/pkg/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
 // edgeEnv is the environment IoT Edge gives the module, pointing at a

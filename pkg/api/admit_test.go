@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
-	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 // TestPublish_AdmitBeforeReading checks that a full broker refuses a publish

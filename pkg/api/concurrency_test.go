@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 // TestConcurrentPublishAndManage publishes from several clients while

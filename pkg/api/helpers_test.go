@@ -11,10 +11,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
-	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/mock"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 // The api-version values the routes accept.

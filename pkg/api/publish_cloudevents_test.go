@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 // ceEvent is a valid structured-mode CloudEvent with the given id.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
-	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 // customBody returns a CustomEventSchema batch of exactly size bytes made

@@ -8,7 +8,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/mock"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 )
 
 // egEvent is a valid EventGridSchema event with the given id.

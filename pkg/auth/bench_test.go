@@ -9,7 +9,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/auth"
 	"github.com/edgegrid/edgegrid/pkg/certs"
-	"github.com/edgegrid/edgegrid/pkg/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
 func BenchmarkAuthenticate(b *testing.B) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 	"github.com/edgegrid/edgegrid/pkg/workload"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/certs"
-	"github.com/edgegrid/edgegrid/pkg/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
 func TestNewIoTEdgeServer_ServesAndRenews(t *testing.T) {

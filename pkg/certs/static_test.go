@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/certs"
-	"github.com/edgegrid/edgegrid/pkg/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
 func TestNewSelfSigned(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/certs"
-	"github.com/edgegrid/edgegrid/pkg/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
 // holds is an Eventually condition: the bundle is exactly ca's root.

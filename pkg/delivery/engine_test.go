@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 func TestEngine_Retry(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/mock"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 	"github.com/edgegrid/edgegrid/pkg/workload"
 )
 

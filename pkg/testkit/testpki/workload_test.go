@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/testpki"
+	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
 // TestWorkloadServer checks the daemon behaviour the client tests do not

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 // recordingTB captures a fatal failure instead of failing the real test.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/mock"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 )
 
 func delivery(id string, subs ...string) eventgrid.Delivery {

@@ -11,8 +11,15 @@ type EndpointType string
 
 // The destination types edgegrid delivers to.
 const (
-	WebHook   EndpointType = "WebHook"
-	EventGrid EndpointType = "EventGrid"
+	WebHook         EndpointType = "WebHook"
+	EventGrid       EndpointType = "EventGrid"
+	EdgeHub         EndpointType = "EdgeHub"
+	EventHub        EndpointType = "EventHub"
+	ServiceBusQueue EndpointType = "ServiceBusQueue"
+	ServiceBusTopic EndpointType = "ServiceBusTopic"
+	StorageQueue    EndpointType = "StorageQueue"
+	// StorageBlob is a dead-letter destination only.
+	StorageBlob EndpointType = "StorageBlob"
 )
 
 // KnownEndpointTypes maps the lower-cased names of every destination type of
@@ -21,11 +28,11 @@ const (
 var KnownEndpointTypes = map[string]EndpointType{
 	"webhook":         WebHook,
 	"eventgrid":       EventGrid,
-	"edgehub":         "EdgeHub",
-	"eventhub":        "EventHub",
-	"servicebusqueue": "ServiceBusQueue",
-	"servicebustopic": "ServiceBusTopic",
-	"storagequeue":    "StorageQueue",
+	"edgehub":         EdgeHub,
+	"eventhub":        EventHub,
+	"servicebusqueue": ServiceBusQueue,
+	"servicebustopic": ServiceBusTopic,
+	"storagequeue":    StorageQueue,
 }
 
 // ParseEndpointType returns the canonical spelling of an endpoint type,
@@ -51,6 +58,19 @@ type EventSubscription struct {
 	RetryPolicy       *RetryPolicy
 	Filter            *Filter
 	PersistencePolicy *PersistencePolicy
+	// DeadLetter, when not nil, receives the events the retry policy gives
+	// up on instead of dropping them (an edgegrid extension, B3).
+	DeadLetter *DeadLetterDestination
+}
+
+// DeadLetterDestination is a blob container that keeps undeliverable events.
+type DeadLetterDestination struct {
+	// EndpointType is StorageBlob, the only kind there is.
+	EndpointType  EndpointType
+	ContainerName string
+	// ConnectionString is the storage account's. It is a secret: never
+	// logged, never returned by the API, never in an error text.
+	ConnectionString string
 }
 
 // Destination says where and how a subscription's events are delivered.
@@ -67,6 +87,66 @@ type Destination struct {
 	// on when either is non-zero; zero means not set.
 	MaxEventsPerBatch             int
 	PreferredBatchSizeInKilobytes int
+
+	// ContentMode says how CloudEvents travel to a WebHook (B8); empty
+	// means Batch.
+	ContentMode ContentMode
+	// Validation is the handshake made at PUT (B8); empty means None.
+	Validation ValidationMode
+	// SigningSecrets, when set, sign every WebHook delivery the Standard
+	// Webhooks way (B8), one signature per secret. Secrets: never logged,
+	// never returned by the API.
+	SigningSecrets []string
+	// DeliveryAttributes are the custom headers or message properties sent
+	// with every delivery (B5).
+	DeliveryAttributes []DeliveryAttribute
+
+	// OutputName is the EdgeHub module output events are sent on.
+	OutputName string
+	// ConnectionString is the StorageQueue account's, or the EventHub or
+	// Service Bus entity's. It is a secret: never logged, never returned.
+	ConnectionString string
+	// QueueName is the StorageQueue queue.
+	QueueName string
+	// QueueMessageTTLSeconds is a StorageQueue message's time to live: 0
+	// means not set (the service's default), -1 never expires.
+	QueueMessageTTLSeconds int
+}
+
+// ContentMode is how a WebHook receives events (B8).
+type ContentMode string
+
+// The content modes.
+const (
+	// ContentBatch: a JSON array per request (the edge module's way).
+	ContentBatch ContentMode = "Batch"
+	// ContentStructured: one event per request as a JSON object.
+	ContentStructured ContentMode = "Structured"
+	// ContentBinary: one CloudEvent per request, attributes in ce-* headers.
+	ContentBinary ContentMode = "Binary"
+)
+
+// ValidationMode is the endpoint handshake made when a subscription is put.
+type ValidationMode string
+
+// The validation handshakes.
+const (
+	ValidationNone        ValidationMode = "None"
+	ValidationEventGrid   ValidationMode = "EventGrid"
+	ValidationCloudEvents ValidationMode = "CloudEvents"
+)
+
+// DeliveryAttribute is one custom delivery property (B5): a header for
+// WebHook and EventGrid destinations, a message property for Event Hubs and
+// Service Bus.
+type DeliveryAttribute struct {
+	Name string
+	// Type is "Static" (Value is sent) or "Dynamic" (the value at
+	// SourceField of the event, when it is a string, number or boolean).
+	Type        string
+	Value       string
+	IsSecret    bool
+	SourceField string
 }
 
 // Batching reports whether the destination asked for output batching.
@@ -79,7 +159,23 @@ func (d Destination) Batching() bool {
 type RetryPolicy struct {
 	MaxDeliveryAttempts  int
 	EventExpiryInMinutes int
+	// Schedule picks the delivery profile (B1); empty means the module's
+	// default.
+	Schedule RetrySchedule
 }
+
+// RetrySchedule names a delivery profile (B1).
+type RetrySchedule string
+
+// The delivery profiles.
+const (
+	// EdgeQueues: an immediate attempt, then the two fixed back-off queues;
+	// every failure retries (the edge module's behaviour).
+	EdgeQueues RetrySchedule = "EdgeQueues"
+	// CloudExponential: cloud Event Grid's exponential schedule, status
+	// classes and probation.
+	CloudExponential RetrySchedule = "CloudExponential"
+)
 
 // PersistencePolicy is accepted for compatibility. edgegrid keeps events in
 // memory by design, so IsPersisted is always false once validated.
@@ -95,6 +191,9 @@ type Filter struct {
 	SubjectEndsWith        string
 	IsSubjectCaseSensitive bool
 	AdvancedFilters        []AdvancedFilter
+	// EnableAdvancedFilteringOnArrays lets an array value match when any
+	// of its elements does (B6); otherwise arrays never match.
+	EnableAdvancedFilteringOnArrays bool
 }
 
 // AdvancedFilter compares the value at Key with Value (single-value

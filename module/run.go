@@ -15,6 +15,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
@@ -54,7 +55,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	}()
 
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	sender := webhook.New(webhook.Options{
+	hooks := webhook.New(webhook.Options{
 		TLSConfig:       certs.OutboundConfig(sec.outbound),
 		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
 		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
@@ -66,6 +67,11 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	obs := observers{}
 	if rep != nil {
 		engineMetrics = rep
+	}
+	// Each destination type has its sender.
+	sender := delivery.Router{
+		eventgrid.WebHook:   hooks,
+		eventgrid.EventGrid: hooks,
 	}
 	engine := delivery.New(deliveryOptions(cfg), sender, engineMetrics, log)
 	obs = append(obs, engine)

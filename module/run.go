@@ -153,19 +153,24 @@ func openListeners(cfg config.Config, srv *api.Server, sec *security, log zerolo
 
 func deliveryOptions(cfg config.Config) delivery.Options {
 	return delivery.Options{
-		DefaultMaxDeliveryAttempts: cfg.DefaultMaxDeliveryAttempts,
-		DefaultTTL:                 time.Duration(cfg.DefaultEventTTLSeconds) * time.Second,
-		DefaultMaxEventsPerBatch:   cfg.DefaultMaxEventsPerBatch,
-		DefaultMaxBatchBytes:       cfg.DefaultMaxBatchSizeInBytes,
-		Backoff:                    [2]time.Duration{cfg.BackoffIntervals[0], cfg.BackoffIntervals[1]},
-		DeliverTimeout:             time.Duration(cfg.DeliverTimeoutSeconds) * time.Second,
-		MaxConcurrent:              cfg.MaxConcurrentDeliveries,
-		MaxPerSubscription:         cfg.MaxDeliveriesPerSubscription,
-		MaxQueuedEvents:            cfg.MaxQueuedEvents,
-		MaxQueuedBytes:             cfg.MaxQueuedBytes,
-		LogDeliverySuccess:         cfg.LogDeliverySuccess,
-		LogDeliveryFailure:         cfg.LogDeliveryFailure,
-		LogEventExpiry:             cfg.LogEventExpiry,
+		DefaultMaxDeliveryAttempts:     cfg.DefaultMaxDeliveryAttempts,
+		DefaultTTL:                     time.Duration(cfg.DefaultEventTTLSeconds) * time.Second,
+		DefaultMaxEventsPerBatch:       cfg.DefaultMaxEventsPerBatch,
+		DefaultMaxBatchBytes:           cfg.DefaultMaxBatchSizeInBytes,
+		Backoff:                        [2]time.Duration{cfg.BackoffIntervals[0], cfg.BackoffIntervals[1]},
+		DeliverTimeout:                 time.Duration(cfg.DeliverTimeoutSeconds) * time.Second,
+		MaxConcurrent:                  cfg.MaxConcurrentDeliveries,
+		MaxPerSubscription:             cfg.MaxDeliveriesPerSubscription,
+		MaxQueuedEvents:                cfg.MaxQueuedEvents,
+		MaxQueuedBytes:                 cfg.MaxQueuedBytes,
+		MaxQueuedEventsPerSubscription: cfg.MaxQueuedEventsPerSubscription,
+		MaxQueuedBytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
+		DefaultSchedule:                eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
+		ExponentialScale:               float64(cfg.ExponentialScale),
+		ProbationAfterFailures:         cfg.ProbationAfterFailures,
+		LogDeliverySuccess:             cfg.LogDeliverySuccess,
+		LogDeliveryFailure:             cfg.LogDeliveryFailure,
+		LogEventExpiry:                 cfg.LogEventExpiry,
 	}
 }
 

@@ -169,6 +169,23 @@ type Config struct {
 	// MaxQueuedBytes is broker__maxQueuedBytes (edgegrid extension): bytes of
 	// queued event bodies across the broker.
 	MaxQueuedBytes int64 `envconfig:"BROKER__MAXQUEUEDBYTES" default:"268435456"`
+	// MaxQueuedEventsPerSubscription is
+	// broker__maxQueuedEventsPerSubscription (edgegrid extension): one
+	// subscription's share of the queued events.
+	MaxQueuedEventsPerSubscription int `envconfig:"BROKER__MAXQUEUEDEVENTSPERSUBSCRIPTION" default:"25000"`
+	// MaxQueuedBytesPerSubscription is
+	// broker__maxQueuedBytesPerSubscription (edgegrid extension): one
+	// subscription's share of the queued bytes.
+	MaxQueuedBytesPerSubscription int64 `envconfig:"BROKER__MAXQUEUEDBYTESPERSUBSCRIPTION" default:"67108864"`
+	// DefaultRetrySchedule is broker__defaultRetrySchedule (edgegrid
+	// extension): the delivery profile of subscriptions that name none.
+	DefaultRetrySchedule RetrySchedule `envconfig:"BROKER__DEFAULTRETRYSCHEDULE" default:"EdgeQueues"`
+	// ExponentialScale is broker__exponentialScale (edgegrid extension): a
+	// factor on the CloudExponential delays and probation lengths.
+	ExponentialScale Factor `envconfig:"BROKER__EXPONENTIALSCALE" default:"1"`
+	// ProbationAfterFailures is broker__probationAfterFailures (edgegrid
+	// extension): consecutive failed attempts before probation.
+	ProbationAfterFailures int `envconfig:"BROKER__PROBATIONAFTERFAILURES" default:"10"`
 	// MaxDeliveriesPerSubscription is
 	// broker__maxConcurrentDeliveriesPerSubscription (edgegrid extension).
 	MaxDeliveriesPerSubscription int `envconfig:"BROKER__MAXCONCURRENTDELIVERIESPERSUBSCRIPTION" default:"16"`
@@ -253,6 +270,8 @@ func (c Config) Fields() map[string]any {
 			val = f.Bool()
 		case f.Kind() == reflect.Int64:
 			val = f.Int()
+		case f.Kind() == reflect.Float64:
+			val = f.Float()
 		default:
 			val = int(f.Int())
 		}

@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/kelseyhightower/envconfig"
@@ -12,7 +14,34 @@ var (
 	_ envconfig.Decoder = (*CertSource)(nil)
 	_ envconfig.Decoder = (*ReporterType)(nil)
 	_ envconfig.Decoder = (*Intervals)(nil)
+	_ envconfig.Decoder = (*RetrySchedule)(nil)
+	_ envconfig.Decoder = (*Factor)(nil)
 )
+
+// Factor is a positive decimal number such as 0.01, for
+// broker__exponentialScale.
+type Factor float64
+
+// Decode implements envconfig.Decoder.
+func (f *Factor) Decode(value string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+	if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return errors.New("accepted values are positive numbers such as 1 or 0.01")
+	}
+	*f = Factor(v)
+	return nil
+}
+
+// RetrySchedule is broker__defaultRetrySchedule: the delivery profile of
+// subscriptions whose retryPolicy names none. Values use the canonical
+// spelling.
+type RetrySchedule string
+
+var retrySchedules = []RetrySchedule{"EdgeQueues", "CloudExponential"}
+
+// Decode implements envconfig.Decoder. It matches value case-insensitively
+// and stores the canonical spelling.
+func (s *RetrySchedule) Decode(value string) error { return decodeEnum(s, retrySchedules, value) }
 
 // TLSPolicy is inbound__serverAuth__tlsPolicy: which listeners the broker
 // opens. Values are canonical lower-case.

@@ -60,6 +60,9 @@ func (c Config) intRanges() []intRange {
 		atLeast("BROKER__MAXSUBSCRIPTIONSPERTOPIC", c.MaxSubscriptionsPerTopic, 1),
 		atLeast("BROKER__MAXQUEUEDEVENTS", c.MaxQueuedEvents, 1),
 		{"BROKER__MAXQUEUEDBYTES", c.MaxQueuedBytes, 1, unbounded},
+		atLeast("BROKER__MAXQUEUEDEVENTSPERSUBSCRIPTION", c.MaxQueuedEventsPerSubscription, 1),
+		{"BROKER__MAXQUEUEDBYTESPERSUBSCRIPTION", c.MaxQueuedBytesPerSubscription, 1, unbounded},
+		atLeast("BROKER__PROBATIONAFTERFAILURES", c.ProbationAfterFailures, 1),
 		atLeast("BROKER__MAXCONCURRENTDELIVERIESPERSUBSCRIPTION", c.MaxDeliveriesPerSubscription, 1),
 		atLeast("API__FILTERLIMITS__MAXADVANCEDFILTERS", c.MaxAdvancedFilters, 1),
 		atLeast("API__FILTERLIMITS__MAXVALUESPERFILTER", c.MaxFilterValues, 1),
@@ -90,6 +93,7 @@ func (c Config) Validate() error {
 	enum("INBOUND__CLIENTAUTH__CLIENTCERT__SOURCE", slices.Contains(certSources, c.ClientCertSource), string(c.ClientCertSource), acceptedValues(certSources))
 	enum("OUTBOUND__CLIENTAUTH__CLIENTCERT__SOURCE", slices.Contains(certSources, c.OutboundClientCertSource), string(c.OutboundClientCertSource), acceptedValues(certSources))
 	enum("METRICS__REPORTERTYPE", slices.Contains(reporterTypes, c.MetricsReporterType), string(c.MetricsReporterType), acceptedValues(reporterTypes))
+	enum("BROKER__DEFAULTRETRYSCHEDULE", slices.Contains(retrySchedules, c.DefaultRetrySchedule), string(c.DefaultRetrySchedule), acceptedValues(retrySchedules))
 	enum("LOG__FORMAT", slices.Contains(logFormats, c.LogFormat), c.LogFormat, acceptedValues(logFormats))
 	enum("LOG__LEVEL", slices.Contains(logLevels, c.LogLevel), c.LogLevel, acceptedValues(logLevels))
 	enum("BROKER__BACKOFFINTERVALS", c.BackoffIntervals.valid(), c.BackoffIntervals.String(), intervalsAccepted)

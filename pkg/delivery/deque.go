@@ -76,3 +76,55 @@ func (d *deque) clear(fn func(item)) {
 		fn(d.pop())
 	}
 }
+
+// heap is a min-heap of items by due time, for the CloudExponential
+// schedule, whose delays vary by event. The zero value is empty.
+type heap struct {
+	items []item
+}
+
+func (h *heap) len() int { return len(h.items) }
+
+// min returns the item due first; the heap must not be empty.
+func (h *heap) min() *item { return &h.items[0] }
+
+func (h *heap) push(v item) {
+	h.items = append(h.items, v)
+	i := len(h.items) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if h.items[p].due <= h.items[i].due {
+			break
+		}
+		h.items[p], h.items[i] = h.items[i], h.items[p]
+		i = p
+	}
+}
+
+// pop removes and returns the item due first; the heap must not be empty.
+func (h *heap) pop() item {
+	n := len(h.items) - 1
+	v := h.items[0]
+	h.items[0] = h.items[n]
+	h.items[n] = item{}
+	h.items = h.items[:n]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h.items[l].due < h.items[m].due {
+			m = l
+		}
+		if r < n && h.items[r].due < h.items[m].due {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		i = m
+	}
+	if n == 0 {
+		h.items = nil // an emptied heap gives its memory back
+	}
+	return v
+}

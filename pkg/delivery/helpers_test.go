@@ -75,6 +75,7 @@ type metrics struct {
 	dropped  map[string]map[delivery.DropReason]int
 	firsts   map[string]int
 	rejected int
+	dead     map[string]int
 }
 
 func newMetrics() *metrics {
@@ -99,6 +100,15 @@ func (m *metrics) Dropped(sub *eventgrid.EventSubscription, r delivery.DropReaso
 		m.dropped[sub.Name] = map[delivery.DropReason]int{}
 	}
 	m.dropped[sub.Name][r] += n
+	m.mu.Unlock()
+}
+
+func (m *metrics) DeadLettered(sub *eventgrid.EventSubscription, reason string, n int) {
+	m.mu.Lock()
+	if m.dead == nil {
+		m.dead = map[string]int{}
+	}
+	m.dead[sub.Name+"/"+reason] += n
 	m.mu.Unlock()
 }
 

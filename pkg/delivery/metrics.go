@@ -19,6 +19,9 @@ const (
 	DropDeleted DropReason = "subscription_deleted"
 	// DropShutdown: the broker stopped with the event still queued.
 	DropShutdown DropReason = "shutdown"
+	// DropUndeliverable: the destination's answer is never retried
+	// (CloudExponential status classes, B2).
+	DropUndeliverable DropReason = "undeliverable"
 )
 
 // Metrics receives what the engine measures. Implementations must be safe
@@ -35,6 +38,9 @@ type Metrics interface {
 	// Rejected reports n deliveries refused at publish because the queues
 	// were full.
 	Rejected(n int)
+	// DeadLettered reports n events of sub handed to the dead-letter
+	// destination, by B3's deadLetterReason.
+	DeadLettered(sub *eventgrid.EventSubscription, reason string, n int)
 }
 
 // NopMetrics discards every measurement.
@@ -52,14 +58,24 @@ func (NopMetrics) Dropped(*eventgrid.EventSubscription, DropReason, int) {}
 // Rejected implements Metrics.
 func (NopMetrics) Rejected(int) {}
 
+// DeadLettered implements Metrics.
+func (NopMetrics) DeadLettered(*eventgrid.EventSubscription, string, int) {}
+
 // QueueStats describes one subscription's queue at one moment.
 type QueueStats struct {
 	Subscription *eventgrid.EventSubscription
 	// Ready events wait for their next attempt now; Backoff[0] and
-	// Backoff[1] wait in the two back-off lists; InFlight are being sent.
-	Ready    int
-	Backoff  [2]int
-	InFlight int
+	// Backoff[1] wait in the two EdgeQueues back-off lists, Scheduled on
+	// the CloudExponential schedule; InFlight requests are being sent, of
+	// at most ConcurrencyLimit.
+	Ready            int
+	Backoff          [2]int
+	Scheduled        int
+	InFlight         int
+	ConcurrencyLimit int
+	// ProbationUntil is when the subscription's probation (B4) ends; zero
+	// when it is not on probation.
+	ProbationUntil time.Time
 	// LastFailure and LastError describe the most recent failed attempt.
 	LastFailure time.Time
 	LastError   string
@@ -80,7 +96,7 @@ func (e *Engine) Stats() Stats {
 	st := Stats{
 		QueuedEvents: e.queuedEvents.Load(),
 		QueuedBytes:  e.queuedBytes.Load(),
-		InFlight:     len(e.sem),
+		InFlight:     int(e.inFlight.Load()),
 		Queues:       make([]QueueStats, 0, len(e.queues)),
 	}
 	for _, q := range e.queues {

@@ -1,6 +1,10 @@
 package delivery
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
 
 // logKind is a kind of per-subscription log line that is rate-limited.
 type logKind int
@@ -92,12 +96,12 @@ func (q *queue) armLogTimerLocked(now time.Time) {
 			next = at
 		}
 	}
-	if next == 0 || q.closed {
+	if next == 0 || q.closed || q.stopped {
 		return
 	}
 	d := time.Duration(next - now.UnixNano())
 	if q.logTimer == nil {
-		q.logTimer = time.AfterFunc(d, q.onLogTimer)
+		q.logTimer = q.e.clock.AfterFunc(d, q.onLogTimer)
 		return
 	}
 	q.logTimer.Reset(d)
@@ -105,35 +109,26 @@ func (q *queue) armLogTimerLocked(now time.Time) {
 
 // onLogTimer flushes the suppressed counts of the windows that ended.
 func (q *queue) onLogTimer() {
+	var flush taken
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return // discard flushed everything
+	if q.closed || q.stopped {
+		q.mu.Unlock()
+		return // detach took the counts
 	}
-	now := time.Now()
+	now := q.e.clock.Now()
+	flush.Subscription = q.sub
 	for k := range q.logs {
 		if at, ok := q.logs[k].due(q.e.opts.LogRateWindow); ok && at <= now.UnixNano() {
-			q.logSuppressedLocked(logKind(k), q.logs[k].take())
+			flush.notes = append(flush.notes, note{kind: noteSuppressed, logKind: logKind(k), suppressed: q.logs[k].take()})
 		}
 	}
 	q.armLogTimerLocked(now)
+	q.mu.Unlock()
+	flush.flush(q.e)
 }
 
-// flushLogsLocked stops the log timer and flushes every pending suppressed
-// count, whatever its window.
-func (q *queue) flushLogsLocked() {
-	if q.logTimer != nil {
-		q.logTimer.Stop()
-	}
-	for k := range q.logs {
-		if n := q.logs[k].take(); n > 0 {
-			q.logSuppressedLocked(logKind(k), n)
-		}
-	}
-}
-
-// logSuppressedLocked writes the summary line of n suppressed lines of kind.
-func (q *queue) logSuppressedLocked(kind logKind, n int) {
-	q.e.log.Warn().Str("topic", q.sub.Topic).Str("subscription", q.sub.Name).Str("kind", logMessages[kind]).
+// logSuppressed writes the summary line of n suppressed lines of kind.
+func logSuppressed(e *Engine, sub *eventgrid.EventSubscription, kind logKind, n int) {
+	e.log.Warn().Str("topic", sub.Topic).Str("subscription", sub.Name).Str("kind", logMessages[kind]).
 		Int("suppressed", n).Msg("log lines suppressed")
 }

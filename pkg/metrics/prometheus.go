@@ -33,7 +33,7 @@ var requestBucketsMs = []float64{0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500
 var deliveryBucketsMs = append(requestBucketsMs[:len(requestBucketsMs):len(requestBucketsMs)], 10000, 30000, 60000, 120000)
 
 // dropReasons are the reasons whose series every subscription starts with.
-var dropReasons = [...]delivery.DropReason{delivery.DropExpired, delivery.DropMaxAttempts, delivery.DropDeleted, delivery.DropShutdown}
+var dropReasons = [...]delivery.DropReason{delivery.DropExpired, delivery.DropMaxAttempts, delivery.DropDeleted, delivery.DropShutdown, delivery.DropUndeliverable}
 
 // Prometheus keeps the broker's metrics in its own registry (never the
 // global one) and serves them with Handler. It implements delivery.Metrics,
@@ -58,6 +58,7 @@ type Prometheus struct {
 	delivered, failed, attempts, expired         *prometheus.CounterVec
 	successLatency, failureLatency, firstAttempt *prometheus.HistogramVec
 	dropped                                      *prometheus.CounterVec
+	deadLettered                                 *prometheus.CounterVec
 	rejected                                     prometheus.Counter
 
 	stats atomic.Pointer[func() delivery.Stats]
@@ -113,6 +114,7 @@ func NewPrometheus() *Prometheus {
 		failureLatency:  histogram("eventgrid_subscription_delivery_failure_latency_ms", "Latency of failed delivery requests in milliseconds (DeliveryFailureLatencyMs).", deliveryBucketsMs, t, ts),
 		firstAttempt:    histogram("eventgrid_subscription_system_delay_for_first_attempt_ms", "Time from acceptance to the first delivery attempt in milliseconds (SystemDelayForFirstAttemptMs).", deliveryBucketsMs, t, ts),
 		dropped:         counter("eventgrid_events_dropped_total", "Events that left a subscription's queue undelivered, by reason.", t, ts, labelReason),
+		deadLettered:    counter("eventgrid_subscription_dead_lettered_total", "Events handed to the subscription's dead-letter destination, by deadLetterReason.", t, ts, labelReason),
 		rejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "eventgrid_publish_rejected_total",
 			Help: "Deliveries refused at publish with 503 because the broker's queues were full.",
@@ -123,7 +125,7 @@ func NewPrometheus() *Prometheus {
 	p.reg.MustRegister(
 		p.eventsReceived, p.unmatched, p.successRequests, p.systemErrors, p.userErrors, p.requestLatency,
 		p.delivered, p.failed, p.attempts, p.expired, p.successLatency, p.failureLatency, p.firstAttempt,
-		p.dropped, p.rejected,
+		p.dropped, p.deadLettered, p.rejected,
 		newStatsCollector(&p.stats),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -199,8 +201,15 @@ func (p *Prometheus) Dropped(sub *eventgrid.EventSubscription, reason delivery.D
 	}
 	c := s.droppedCounter(p, reason)
 	c.Add(float64(n))
-	if reason == delivery.DropExpired || reason == delivery.DropMaxAttempts {
+	if reason == delivery.DropExpired || reason == delivery.DropMaxAttempts || reason == delivery.DropUndeliverable {
 		s.expired.Add(float64(n))
+	}
+}
+
+// DeadLettered implements delivery.Metrics.
+func (p *Prometheus) DeadLettered(sub *eventgrid.EventSubscription, reason string, n int) {
+	if s := p.sub(sub); s != nil {
+		p.deadLettered.WithLabelValues(s.topic, s.name, reason).Add(float64(n))
 	}
 }
 
@@ -277,7 +286,7 @@ func (p *Prometheus) ForgetTopic(name string) {
 		}
 		p.requestLatency.DeleteLabelValues(t)
 		match := prometheus.Labels{labelTopic: t}
-		for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired, p.dropped} {
+		for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired, p.dropped, p.deadLettered} {
 			v.DeletePartialMatch(match)
 		}
 		for _, v := range []*prometheus.HistogramVec{p.successLatency, p.failureLatency, p.firstAttempt} {
@@ -357,6 +366,7 @@ func (p *Prometheus) deleteSubSeriesLocked(topic, name string) {
 		v.DeleteLabelValues(topic, name)
 	}
 	p.dropped.DeletePartialMatch(prometheus.Labels{labelTopic: topic, labelSubscription: name})
+	p.deadLettered.DeletePartialMatch(prometheus.Labels{labelTopic: topic, labelSubscription: name})
 }
 
 // droppedCounter returns the subscription's counter of reason.

@@ -254,6 +254,9 @@ func decodeRetryPolicy(o object) (*eventgrid.RetryPolicy, error) {
 	if rp.EventExpiryInMinutes, _, err = p.positiveInt(eventgrid.EInvalidRetryPolicy, "eventExpiryInMinutes", "eventTimeToLiveInMinutes"); err != nil {
 		return nil, err
 	}
+	if rp.Schedule, err = decodeSchedule(p); err != nil {
+		return nil, err
+	}
 	return &rp, nil
 }
 
@@ -350,4 +353,19 @@ func decodeAdvancedFilter(o object) (eventgrid.AdvancedFilter, error) {
 		af.Values = append(af.Values, json.RawMessage(v))
 	}
 	return af, nil
+}
+
+// decodeSchedule reads retryPolicy.schedule, the delivery profile (B1),
+// matched case-insensitively.
+func decodeSchedule(p object) (eventgrid.RetrySchedule, error) {
+	s, ok, err := p.str(eventgrid.EInvalidRetryPolicy, "schedule")
+	if err != nil || !ok {
+		return "", err
+	}
+	for _, v := range []eventgrid.RetrySchedule{eventgrid.EdgeQueues, eventgrid.CloudExponential} {
+		if strings.EqualFold(strings.TrimSpace(s), string(v)) {
+			return v, nil
+		}
+	}
+	return "", eventgrid.Errorf(eventgrid.EInvalidRetryPolicy, "%s %q is not valid; accepted values are %s and %s.", p.field("schedule"), s, eventgrid.EdgeQueues, eventgrid.CloudExponential)
 }

@@ -95,8 +95,9 @@ type DestinationProperties struct {
 
 // RetryPolicy is the response shape of a retry policy.
 type RetryPolicy struct {
-	MaxDeliveryAttempts  int `json:"maxDeliveryAttempts,omitempty"`
-	EventExpiryInMinutes int `json:"eventExpiryInMinutes,omitempty"`
+	MaxDeliveryAttempts  int    `json:"maxDeliveryAttempts,omitempty"`
+	EventExpiryInMinutes int    `json:"eventExpiryInMinutes,omitempty"`
+	Schedule             string `json:"schedule,omitempty"`
 }
 
 // PersistencePolicy is the response shape of a persistence policy.
@@ -143,7 +144,7 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 		},
 	}
 	if p := s.RetryPolicy; p != nil {
-		r.Properties.RetryPolicy = &RetryPolicy{MaxDeliveryAttempts: p.MaxDeliveryAttempts, EventExpiryInMinutes: p.EventExpiryInMinutes}
+		r.Properties.RetryPolicy = &RetryPolicy{MaxDeliveryAttempts: p.MaxDeliveryAttempts, EventExpiryInMinutes: p.EventExpiryInMinutes, Schedule: string(p.Schedule)}
 	}
 	if p := s.PersistencePolicy; p != nil {
 		r.Properties.PersistencePolicy = &PersistencePolicy{IsPersisted: p.IsPersisted}

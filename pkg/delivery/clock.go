@@ -1,0 +1,27 @@
+package delivery
+
+import "time"
+
+// Clock is the engine's source of time. Production uses the system clock;
+// tests inject one they move by hand, so that the real 1- and 10-minute
+// schedules, and months of uptime, run without waiting.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine once d has passed.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a timer made by a Clock; *time.Timer implements it.
+type Timer interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
+// SystemClock is the real clock.
+type SystemClock struct{}
+
+// Now implements Clock.
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// AfterFunc implements Clock.
+func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }

@@ -255,19 +255,27 @@ func TestDelivery_BackPressure(t *testing.T) {
 }
 
 // TestDelivery_Conservation publishes thousands of events to several
-// subscriptions whose subscribers fail at random, and checks that every
-// (event, subscription) pair ends delivered or dropped by the retry policy
-// with a log line: none vanishes.
+// subscriptions whose subscribers fail at random, one of them black-holed
+// (connections accepted, never answered) while the events are published,
+// and checks that every (event, subscription) pair ends delivered or
+// dropped by the retry policy with a log line: none vanishes.
 func TestDelivery_Conservation(t *testing.T) {
 	b := startBroker(t, fastEnv(
 		"broker__backoffIntervals", "50ms,100ms",
 		"broker__defaultMaxDeliveryAttempts", "3",
+		"broker__deliverTimeoutInSeconds", "1",
 		"broker__logDeliveryFailure", "false",
 		"metrics__reporterType", "prometheus"))
 	createTopic(t, b.URL, "t", "EventGridSchema")
-	const subs, n = 3, 2000
+	const subs, n = 4, 2000
 	sinks := make([]*sink, subs)
+	hole := newBlackhole(t)
 	for i := range sinks {
+		if i == subs-1 {
+			sinks[i] = hole.sink
+			createSubscription(t, b.URL, "t", fmt.Sprint("s", i), map[string]any{"destination": webhookDest(hole.URL, "maxEventsPerBatch", 50)})
+			continue
+		}
 		rng := rand.New(rand.NewPCG(uint64(i), 7))
 		var mu sync.Mutex
 		sinks[i] = newSink(t, func(int, *http.Request) int {
@@ -295,6 +303,7 @@ func TestDelivery_Conservation(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	hole.restore()
 	// Every (event, subscription) pair must end delivered, or dropped by
 	// the retry policy and counted.
 	eventually(t, 60*time.Second, func() error {
@@ -312,7 +321,7 @@ func TestDelivery_Conservation(t *testing.T) {
 		}
 		return nil
 	})
-	for i := range sinks {
+	for i := range sinks[:subs-1] {
 		if d, _ := mustScrape(t, b.URL).value("eventgrid_subscription_expired_total", "subscription", fmt.Sprint("s", i)); d == 0 {
 			t.Errorf("s%d: nothing dropped; the failure rate is too low to exercise the retry policy", i)
 		}

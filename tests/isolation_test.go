@@ -180,7 +180,9 @@ func TestIsolation_DeadSubscriberShare(t *testing.T) {
 	// A request that could never fit gets a permanent error naming the limit.
 	code, h, body = do(t, nil, http.MethodPost, b.URL+"/topics/other/events?"+apiVersion, "application/json", egEvents("big", 21))
 	var env struct {
-		Error struct{ Details struct{ Code, Message string } }
+		Error struct {
+			Details struct{ Code, Message string }
+		}
 	}
 	_ = json.Unmarshal(body, &env)
 	if code != http.StatusRequestEntityTooLarge || h.Get("Retry-After") != "" || env.Error.Details.Code != "PayloadTooLarge" ||

@@ -34,6 +34,9 @@ func (s *settings) scenarioE() (r result, err error) {
 	b, err := s.startBroker(&r, map[string]string{
 		"broker__maxQueuedEvents":  fmt.Sprint(backlog),
 		"broker__backoffIntervals": "1h,1h",
+		// The whole backlog belongs to one subscription.
+		"broker__maxQueuedEventsPerSubscription": fmt.Sprint(backlog),
+		"broker__maxQueuedBytesPerSubscription":  "268435456",
 	})
 	if err != nil {
 		return r, err

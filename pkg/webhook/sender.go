@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
@@ -73,22 +74,47 @@ func New(o Options) *Sender {
 	}
 }
 
-// Error is a failed delivery attempt. StatusCode is 0 when no response
-// arrived. Its text never contains the destination URL, whose query may
-// carry secrets.
+// Error is a failed delivery attempt. Status is 0 when no response arrived;
+// Wait is the response's Retry-After, if any. Its text never contains the
+// destination URL, whose query may carry secrets.
 type Error struct {
-	StatusCode int
-	Err        error
+	Status int
+	Wait   time.Duration
+	Err    error
 }
 
 func (e *Error) Error() string {
-	if e.StatusCode != 0 {
-		return fmt.Sprintf("webhook: destination answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Status != 0 {
+		return fmt.Sprintf("webhook: destination answered %d %s", e.Status, http.StatusText(e.Status))
 	}
 	return "webhook: " + e.Err.Error()
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// StatusCode implements delivery.StatusError.
+func (e *Error) StatusCode() int { return e.Status }
+
+// RetryAfter implements delivery.RetryAfterError.
+func (e *Error) RetryAfter() time.Duration { return e.Wait }
+
+// errTimeout is a request that got no response before the delivery timeout.
+var errTimeout = fmt.Errorf("no response before the delivery timeout: %w", context.DeadlineExceeded)
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(max(n, 0)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
+}
 
 // Send implements delivery.Sender.
 func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
@@ -130,7 +156,7 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 204 {
-		return &Error{StatusCode: resp.StatusCode}
+		return &Error{Status: resp.StatusCode, Wait: retryAfter(resp.Header, time.Now())}
 	}
 	return nil
 }
@@ -138,7 +164,7 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 // cause strips the URL from a client error.
 func cause(ctx context.Context, err error) error {
 	if ctx.Err() == context.DeadlineExceeded {
-		return errors.New("no response before the delivery timeout")
+		return errTimeout
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -178,7 +178,7 @@ func TestSender_Send(t *testing.T) {
 				t.Errorf("status %d: err = %v, want success %v", code, err, ok)
 			}
 			var we *webhook.Error
-			if err != nil && (!errors.As(err, &we) || we.StatusCode != code) {
+			if err != nil && (!errors.As(err, &we) || we.Status != code) {
 				t.Errorf("status %d: error %v does not carry the status", code, err)
 			}
 		}

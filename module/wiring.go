@@ -68,13 +68,17 @@ func deliveryStatus(e *delivery.Engine) func(*eventgrid.EventSubscription) *reso
 			return nil
 		}
 		ds := &resource.DeliveryStatus{
-			Ready:     st.Ready,
-			InBackoff: st.Backoff[0] + st.Backoff[1],
-			InFlight:  st.InFlight,
-			LastError: st.LastError,
+			Ready:            st.Ready,
+			InBackoff:        st.Backoff[0] + st.Backoff[1] + st.Scheduled,
+			InFlight:         st.InFlight,
+			ConcurrencyLimit: st.ConcurrencyLimit,
+			LastError:        st.LastError,
 		}
 		if !st.LastFailure.IsZero() {
 			ds.LastFailureTime = st.LastFailure.UTC().Format(time.RFC3339Nano)
+		}
+		if !st.ProbationUntil.IsZero() {
+			ds.ProbationUntil = st.ProbationUntil.UTC().Format(time.RFC3339Nano)
 		}
 		return ds
 	}

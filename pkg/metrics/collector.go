@@ -14,13 +14,16 @@ const (
 	queueReady    = "ready"
 	queueBackoff1 = "backoff_1"
 	queueBackoff2 = "backoff_2"
+	// queueScheduled holds the events waiting on the CloudExponential
+	// schedule.
+	queueScheduled = "scheduled"
 )
 
 // statsCollector reads the delivery engine's queues at every scrape.
 type statsCollector struct {
 	stats *atomic.Pointer[func() delivery.Stats]
 
-	queueDepth, backoffDepth, inFlight, queuedEvents, queuedBytes *prometheus.Desc
+	queueDepth, backoffDepth, inFlight, queuedEvents, queuedBytes, probation *prometheus.Desc
 }
 
 func newStatsCollector(stats *atomic.Pointer[func() delivery.Stats]) *statsCollector {
@@ -38,6 +41,9 @@ func newStatsCollector(stats *atomic.Pointer[func() delivery.Stats]) *statsColle
 			"Queued (event, subscription) pairs, counted against broker__maxQueuedEvents.", nil, nil),
 		queuedBytes: prometheus.NewDesc("eventgrid_queued_bytes",
 			"Bytes of the distinct queued events, counted against the queued-bytes limit.", nil, nil),
+		probation: prometheus.NewDesc("eventgrid_subscription_on_probation",
+			"1 while a CloudExponential subscription's endpoint is on probation (new events skip the immediate attempt), else 0.",
+			[]string{labelTopic, labelSubscription}, nil),
 	}
 }
 
@@ -48,6 +54,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.inFlight
 	ch <- c.queuedEvents
 	ch <- c.queuedBytes
+	ch <- c.probation
 }
 
 // Collect implements prometheus.Collector. Queues of the same topic and
@@ -60,7 +67,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	st := (*f)()
 	type key struct{ topic, name string }
-	depths := make(map[key]*[3]int, len(st.Queues))
+	depths := make(map[key]*[5]int, len(st.Queues))
 	order := make([]key, 0, len(st.Queues))
 	var backoff [2]int
 	for _, q := range st.Queues {
@@ -70,13 +77,17 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 		k := key{q.Subscription.Topic, q.Subscription.Name}
 		d, ok := depths[k]
 		if !ok {
-			d = new([3]int)
+			d = new([5]int)
 			depths[k] = d
 			order = append(order, k)
 		}
 		d[0] += q.Ready
 		d[1] += q.Backoff[0]
 		d[2] += q.Backoff[1]
+		d[3] += q.Scheduled
+		if !q.ProbationUntil.IsZero() {
+			d[4] = 1
+		}
 		backoff[0] += q.Backoff[0]
 		backoff[1] += q.Backoff[1]
 	}
@@ -88,6 +99,8 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.queueDepth, int64(d[0]), k.topic, k.name, queueReady)
 		gauge(c.queueDepth, int64(d[1]), k.topic, k.name, queueBackoff1)
 		gauge(c.queueDepth, int64(d[2]), k.topic, k.name, queueBackoff2)
+		gauge(c.queueDepth, int64(d[3]), k.topic, k.name, queueScheduled)
+		gauge(c.probation, int64(d[4]), k.topic, k.name)
 	}
 	gauge(c.backoffDepth, int64(backoff[0]), queueBackoff1)
 	gauge(c.backoffDepth, int64(backoff[1]), queueBackoff2)

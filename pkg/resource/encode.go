@@ -68,11 +68,17 @@ type SubscriptionProperties struct {
 // DeliveryStatus describes a subscription's queue (an edgegrid extension of
 // the subscription resource; it is ignored on input).
 type DeliveryStatus struct {
-	// Ready events wait for an attempt now; InBackoff wait in the 1-minute
-	// and 10-minute back-off lists; InFlight are being delivered.
-	Ready     int `json:"ready"`
-	InBackoff int `json:"inBackoff"`
-	InFlight  int `json:"inFlight"`
+	// Ready events wait for an attempt now; InBackoff wait for their next
+	// attempt (the 1-minute and 10-minute back-off lists, or the
+	// CloudExponential schedule); InFlight requests are being delivered, of
+	// at most ConcurrencyLimit now.
+	Ready            int `json:"ready"`
+	InBackoff        int `json:"inBackoff"`
+	InFlight         int `json:"inFlight"`
+	ConcurrencyLimit int `json:"concurrencyLimit"`
+	// ProbationUntil is when the subscription's probation ends (B4), only
+	// while it is on probation.
+	ProbationUntil string `json:"probationUntil,omitempty"`
 	// LastFailureTime and LastError describe the most recent failed attempt.
 	LastFailureTime string `json:"lastFailureTime,omitempty"`
 	LastError       string `json:"lastError,omitempty"`

@@ -30,6 +30,8 @@ func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
 	o := delivery.DefaultOptions()
 	o.MaxQueuedEvents = 1 << 30
 	o.MaxQueuedBytes = 1 << 40
+	o.MaxQueuedEventsPerSubscription = 1 << 30
+	o.MaxQueuedBytesPerSubscription = 1 << 40
 	e := delivery.New(o, s, nil, zerolog.Nop())
 	defer e.Close(time.Second)
 	var list []*eventgrid.EventSubscription

@@ -534,12 +534,17 @@ func (e *Engine) Close(timeout time.Duration) int {
 // schedule puts q in line for a worker, unless it is already. Called with
 // q.mu held.
 func (e *Engine) schedule(q *queue, slow bool) {
-	e.sched.Lock()
-	defer e.sched.Unlock()
-	if q.scheduled || e.stopping {
+	if q.scheduled.Load() {
+		// A worker will take it and see what the caller changed under q.mu,
+		// which it locks after clearing the flag.
 		return
 	}
-	q.scheduled = true
+	e.sched.Lock()
+	defer e.sched.Unlock()
+	if q.scheduled.Load() || e.stopping {
+		return
+	}
+	q.scheduled.Store(true)
 	if slow {
 		e.slowq.push(q)
 	} else {
@@ -581,7 +586,7 @@ func (e *Engine) next() (q *queue, slow bool, d *discard, ok bool) {
 			e.wake.Wait()
 			continue
 		}
-		q.scheduled = false
+		q.scheduled.Store(false)
 		return q, slow, nil, true
 	}
 }

@@ -54,7 +54,10 @@ type queue struct {
 	timerAt   int64 // when timer fires; 0 when not armed
 	closed    bool  // deleted or shut down: nothing more is queued
 	stopped   bool  // the engine is stopping: no timers, no scheduling
-	scheduled bool  // in a run queue; guarded by Engine.sched
+	// scheduled is set while the queue is in a run queue: set under
+	// Engine.sched, cleared by the worker that takes the queue from it, and
+	// read without a lock by schedule's fast path.
+	scheduled atomic.Bool
 
 	lastFailure time.Time
 	lastError   string
@@ -132,8 +135,8 @@ func (q *queue) push(it item, reserved int) bool {
 	if d := len(it.body) - reserved; d != 0 {
 		q.bytes.Add(int64(d)) // a converted body
 	}
-	now := q.e.nanos(q.e.clock.Now())
-	if q.onProbationLocked(now) {
+	if q.probation != 0 && q.onProbationLocked(q.e.nanos(q.e.clock.Now())) {
+		now := q.e.nanos(q.e.clock.Now())
 		// B4: new events skip the immediate attempt while the endpoint is
 		// on probation, and wait for its end.
 		it.due, it.outcome = q.probation, OutcomeProbation

@@ -195,6 +195,7 @@ func registryOptions(cfg config.Config) registry.Options {
 func apiOptions(cfg config.Config) api.Options {
 	return api.Options{
 		MaxContentLength:  int64(cfg.MaxContentLength),
+		MaxDiscardBytes:   cfg.MaxDiscardBytes,
 		IDPrefix:          idPrefix(cfg),
 		HealthProbe:       cfg.HealthProbeEnabled,
 		RequestTimeout:    time.Duration(cfg.RequestTimeoutSeconds) * time.Second,

@@ -123,6 +123,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	} else if s.log.GetLevel() <= zerolog.DebugLevel {
 		s.log.Debug().Str("code", code).Str("method", c.Request().Method).Str("path", c.Request().URL.Path).Msg(eventgrid.ErrorMessage(err))
 	}
+	s.drainRefused(c)
 	var ra *retryAfterError
 	if errors.As(err, &ra) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(ra.seconds))

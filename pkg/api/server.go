@@ -23,6 +23,9 @@ type Options struct {
 	// MaxContentLength caps request bodies; larger ones get 413 and are
 	// never read whole.
 	MaxContentLength int64
+	// MaxDiscardBytes bounds how much of a refused request's body is read
+	// and thrown away so that the client can read the refusal (B9).
+	MaxDiscardBytes int64
 	// IDPrefix is "/iotHubs/<hub>/devices/<device>/modules/<module>", the
 	// start of every resource id.
 	IDPrefix string
@@ -55,6 +58,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		MaxContentLength:  1058576,
+		MaxDiscardBytes:   16 << 20,
 		IDPrefix:          "/iotHubs/localhub/devices/localdevice/modules/eventgridmodule",
 		HealthProbe:       true,
 		RequestTimeout:    30 * time.Second,
@@ -93,7 +97,7 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Pre(canonicalPath)
+	e.Pre(canonicalPath, trackBody)
 	s.echo = e
 	s.routes()
 	return s

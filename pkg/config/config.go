@@ -155,6 +155,10 @@ type Config struct {
 	// BindAddress is api__bindAddress (edgegrid extension): the listeners'
 	// host; empty means all interfaces.
 	BindAddress string `envconfig:"API__BINDADDRESS"`
+	// MaxDiscardBytes is api__maxDiscardBytes (edgegrid extension): how much
+	// of a refused request's body is read and discarded so that the client
+	// reads the refusal.
+	MaxDiscardBytes int64 `envconfig:"API__MAXDISCARDBYTES" default:"16777216"`
 	// MaxHeaderBytes is api__maxHeaderBytes (edgegrid extension).
 	MaxHeaderBytes int `envconfig:"API__MAXHEADERBYTES" default:"16384"`
 	// ReadHeaderTimeoutSeconds is api__readHeaderTimeoutInSeconds (edgegrid extension).

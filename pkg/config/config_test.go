@@ -90,6 +90,7 @@ var specDefaults = config.Config{
 	MetricsReporterType:                  "none",
 	MetricsReportingIntervalSeconds:      60,
 	MaxHeaderBytes:                       16384,
+	MaxDiscardBytes:                      16777216,
 	ReadHeaderTimeoutSeconds:             10,
 	MaxTopics:                            100,
 	MaxSubscriptionsPerTopic:             500,

@@ -41,3 +41,16 @@ func TestPublish_AdmitBeforeReading(t *testing.T) {
 		t.Errorf("%d publications recorded, want only the first", n)
 	}
 }
+
+// TestPublish_NoSubscriptionsNeverFull: a topic without subscriptions queues
+// nothing, so a full broker does not refuse it.
+func TestPublish_NoSubscriptionsNeverFull(t *testing.T) {
+	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
+		o.Admit = func(int64) bool { return false }
+	}))
+	ts.MustPutTopic(t, "empty", "")
+	body := brokertest.MustJSON(t, []any{egEvent("1")})
+	if r := ts.do(t, http.MethodPost, "/topics/empty/events", ctJSON, body); r.Status != http.StatusOK {
+		t.Fatalf("publish to a topic without subscriptions on a full broker: %d %s", r.Status, r.Body)
+	}
+}

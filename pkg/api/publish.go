@@ -93,7 +93,9 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, routes []registry
 	if err != nil {
 		return 0, 0, err
 	}
-	if s.opts.Admit != nil && !s.opts.Admit(max(c.Request().ContentLength, 0)) {
+	// A topic without subscriptions queues nothing, so it is never refused
+	// for a full broker.
+	if s.opts.Admit != nil && len(routes) > 0 && !s.opts.Admit(max(c.Request().ContentLength, 0)) {
 		return 0, 0, s.queueFull(eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events while subscribers catch up; retry later."))
 	}
 	body, release, err := s.readPooledBody(c)

@@ -109,7 +109,7 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, routes []registry
 	if err != nil {
 		return 0, 0, err
 	}
-	deliveries := match(scratch.deliveries[:0], events, routes)
+	deliveries := registry.Match(scratch.deliveries[:0], events, routes)
 	scratch.deliveries = deliveries
 	if len(deliveries) > 0 {
 		var size int64
@@ -176,47 +176,4 @@ func decode(scratch *publishScratch, mode decodeMode, topic eventgrid.Topic, bod
 	}
 	scratch.single[0] = ev
 	return scratch.single[:], nil
-}
-
-// match appends to deliveries each event paired with the subscriptions whose
-// filters it passes. Events that match nothing are left out. Events that match every route
-// share one slice, the common case, which saves an allocation per event.
-func match(deliveries []eventgrid.Delivery, events []*eventgrid.Event, routes []registry.Route) []eventgrid.Delivery {
-	if len(routes) == 0 {
-		return deliveries
-	}
-	var all []*eventgrid.EventSubscription
-	for _, ev := range events {
-		var subs []*eventgrid.EventSubscription // stays nil while every route matches
-		matched := 0
-		for i, r := range routes {
-			if r.Matcher.Match(ev) {
-				matched++
-				if subs != nil {
-					subs = append(subs, r.Subscription)
-				}
-				continue
-			}
-			if subs == nil { // first miss: every earlier route matched
-				subs = make([]*eventgrid.EventSubscription, 0, len(routes)-1)
-				for _, prev := range routes[:i] {
-					subs = append(subs, prev.Subscription)
-				}
-			}
-		}
-		if matched == 0 {
-			continue
-		}
-		if subs == nil {
-			if all == nil {
-				all = make([]*eventgrid.EventSubscription, len(routes))
-				for i, r := range routes {
-					all[i] = r.Subscription
-				}
-			}
-			subs = all
-		}
-		deliveries = append(deliveries, eventgrid.Delivery{Event: ev, Subscriptions: subs})
-	}
-	return deliveries
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/config"
@@ -35,10 +36,10 @@ func main() {
 	}
 }
 
-// newLogger builds the root logger: JSON lines by default, readable console
-// output when log__format is console.
+// newLogger builds the root logger: JSON lines, or readable console lines
+// (see consoleLogs).
 func newLogger(w io.Writer, cfg config.Config) zerolog.Logger {
-	if cfg.LogFormat == "console" {
+	if consoleLogs(cfg, isTerminal(w)) {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
 	}
 	level, err := zerolog.ParseLevel(cfg.LogLevel)
@@ -47,4 +48,24 @@ func newLogger(w io.Writer, cfg config.Config) zerolog.Logger {
 	}
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	return zerolog.New(w).Level(level).With().Timestamp().Str("service", "edgegrid").Logger()
+}
+
+// consoleLogs decides the log format. log__format=json or console forces
+// it; auto, the default, writes console lines for a person at a terminal
+// and JSON for machines: always under IoT Edge, whose runtime collects
+// module logs, and whenever the log is not a terminal.
+func consoleLogs(cfg config.Config, terminal bool) bool {
+	switch cfg.LogFormat {
+	case "console":
+		return true
+	case "json":
+		return false
+	}
+	return terminal && cfg.IoTEdgeModuleID == ""
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }

@@ -199,8 +199,10 @@ type Config struct {
 	MaxFilterValues int `envconfig:"API__FILTERLIMITS__MAXVALUESPERFILTER" default:"25"`
 	// MaxFilterStringLength is api__filterLimits__maxStringLength (edgegrid extension).
 	MaxFilterStringLength int `envconfig:"API__FILTERLIMITS__MAXSTRINGLENGTH" default:"512"`
-	// LogFormat is log__format (edgegrid extension): json or console.
-	LogFormat string `envconfig:"LOG__FORMAT" default:"json"`
+	// LogFormat is log__format (edgegrid extension): auto (console lines when
+	// the log goes to a terminal outside IoT Edge, JSON otherwise), json or
+	// console.
+	LogFormat string `envconfig:"LOG__FORMAT" default:"auto"`
 	// LogLevel is log__level (edgegrid extension): trace, debug, info, warn
 	// or error.
 	LogLevel string `envconfig:"LOG__LEVEL" default:"info"`

@@ -105,7 +105,7 @@ var specDefaults = config.Config{
 	MaxAdvancedFilters:                   25,
 	MaxFilterValues:                      25,
 	MaxFilterStringLength:                512,
-	LogFormat:                            "json",
+	LogFormat:                            "auto",
 	LogLevel:                             "info",
 }
 

@@ -106,7 +106,7 @@ func (r *ReporterType) Decode(value string) error { return decodeEnum(r, reporte
 
 // Accepted values of the string settings that are not enum types.
 var (
-	logFormats = []string{"json", "console"}
+	logFormats = []string{"auto", "json", "console"}
 	logLevels  = []string{"trace", "debug", "info", "warn", "error"}
 )
 

@@ -31,7 +31,7 @@ func TestConfig_Validate(t *testing.T) {
 		{"BadReporter", func(c *config.Config) { c.MetricsReporterType = "telegraf" },
 			[]string{"metrics__reporterType: accepted values are none, prometheus, console"}},
 		{"BadLogFormat", func(c *config.Config) { c.LogFormat = "text" },
-			[]string{`invalid value "text" for log__format: accepted values are json, console`}},
+			[]string{`invalid value "text" for log__format: accepted values are auto, json, console`}},
 		{"BadLogLevel", func(c *config.Config) { c.LogLevel = "verbose" },
 			[]string{`invalid value "verbose" for log__level: accepted values are trace, debug, info, warn, error`}},
 		{"OneInterval", func(c *config.Config) { c.BackoffIntervals = c.BackoffIntervals[:1] },

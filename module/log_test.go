@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/edgegrid/edgegrid/pkg/config"
+)
+
+func TestConsoleLogs(t *testing.T) {
+	tests := []struct {
+		format, moduleID string
+		terminal, want   bool
+	}{
+		{"auto", "", true, true},
+		{"auto", "", false, false},
+		{"auto", "eventgridmodule", true, false}, // IoT Edge collects JSON
+		{"json", "", true, false},
+		{"console", "", false, true},
+		{"console", "eventgridmodule", false, true},
+	}
+	for _, tt := range tests {
+		cfg := config.Default()
+		cfg.LogFormat, cfg.IoTEdgeModuleID = tt.format, tt.moduleID
+		if got := consoleLogs(cfg, tt.terminal); got != tt.want {
+			t.Errorf("format %s, module %q, terminal %v: console = %v, want %v", tt.format, tt.moduleID, tt.terminal, got, tt.want)
+		}
+	}
+}
+
+func TestNewLogger(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if isTerminal(w) || isTerminal(&bytes.Buffer{}) {
+		t.Error("a pipe or a buffer taken for a terminal")
+	}
+	var buf bytes.Buffer
+	cfg := config.Default()
+	newLogger(&buf, cfg).Info().Msg("hello")
+	if !strings.HasPrefix(buf.String(), "{") {
+		t.Errorf("auto format off a terminal wrote %q, want JSON", buf.String())
+	}
+	buf.Reset()
+	cfg.LogFormat = "console"
+	newLogger(&buf, cfg).Info().Msg("hello")
+	if strings.HasPrefix(buf.String(), "{") || !strings.Contains(buf.String(), "hello") {
+		t.Errorf("console format wrote %q", buf.String())
+	}
+}

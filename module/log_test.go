@@ -42,13 +42,15 @@ func TestNewLogger(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	cfg := config.Default()
-	newLogger(&buf, cfg).Info().Msg("hello")
+	l := newLogger(&buf, cfg)
+	l.Info().Msg("hello")
 	if !strings.HasPrefix(buf.String(), "{") {
 		t.Errorf("auto format off a terminal wrote %q, want JSON", buf.String())
 	}
 	buf.Reset()
 	cfg.LogFormat = "console"
-	newLogger(&buf, cfg).Info().Msg("hello")
+	l = newLogger(&buf, cfg)
+	l.Info().Msg("hello")
 	if strings.HasPrefix(buf.String(), "{") || !strings.Contains(buf.String(), "hello") {
 		t.Errorf("console format wrote %q", buf.String())
 	}

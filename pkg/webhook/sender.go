@@ -139,10 +139,12 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	h.Set("aeg-subscription-name", sub.Name)
 	h.Set("aeg-delivery-count", strconv.Itoa(b.DeliveryCount))
 	h.Set("aeg-metadata-version", "1")
-	if sub.EventDeliverySchema == eventgrid.EventGridSchema && len(b.Bodies) > 0 {
-		h.Set("aeg-data-version", schema.DataVersion(b.Bodies[0]))
+	if sub.EventDeliverySchema == eventgrid.EventGridSchema {
+		if v, ok := commonDataVersion(b.Bodies); ok {
+			h.Set("aeg-data-version", v)
+		}
 	}
-	if dst.EndpointType == eventgrid.EventGrid {
+	if dst.EndpointType == eventgrid.EventGrid && dst.SASKey != "" {
 		h.Set("aeg-sas-key", dst.SASKey)
 	}
 	if s.userAgent != "" {
@@ -159,6 +161,20 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 		return &Error{Status: resp.StatusCode, Wait: retryAfter(resp.Header, time.Now())}
 	}
 	return nil
+}
+
+// commonDataVersion returns the dataVersion every event of a batch shares;
+// ok is false when they differ, as one header cannot speak for all.
+func commonDataVersion(bodies [][]byte) (v string, ok bool) {
+	for i, body := range bodies {
+		dv := schema.DataVersion(body)
+		if i == 0 {
+			v = dv
+		} else if dv != v {
+			return "", false
+		}
+	}
+	return v, len(bodies) > 0
 }
 
 // cause strips the URL from a client error.

@@ -267,22 +267,32 @@ func TestSecurity_SAS(t *testing.T) {
 		expired := auth.GenerateSASToken(resource, time.Now().Add(-time.Minute), key1)
 		otherTopic := auth.GenerateSASToken(b.TLS+"/topics/t2/api/events?api-version=2018-01-01", time.Now().Add(time.Hour), key1)
 		tampered := strings.Replace(valid, "t1", "t2", 1)
-		post := func(token string) int {
-			code, _, _ := do(t, tlsClient(nil, nil), http.MethodPost, resource, "application/json", egEvents("e", 1), "aeg-sas-token", token)
-			return code
+		// The token in aeg-sas-token, or in the Authorization header as
+		// cloud Event Grid also takes it.
+		posts := map[string]func(token string) int{
+			"aeg-sas-token": func(token string) int {
+				code, _, _ := do(t, tlsClient(nil, nil), http.MethodPost, resource, "application/json", egEvents("e", 1), "aeg-sas-token", token)
+				return code
+			},
+			"Authorization": func(token string) int {
+				code, _, _ := do(t, tlsClient(nil, nil), http.MethodPost, resource, "application/json", egEvents("e", 1), "Authorization", "SharedAccessSignature "+token)
+				return code
+			},
 		}
-		for name, tc := range map[string]struct {
-			token string
-			want  int
-		}{
-			"Valid":         {valid, 200},
-			"Expired":       {expired, 401},
-			"OtherResource": {otherTopic, 401},
-			"Tampered":      {tampered, 401},
-			"Garbage":       {"r=x&e=y&s=z", 401},
-		} {
-			if code := post(tc.token); code != tc.want {
-				t.Errorf("%s: %d, want %d", name, code, tc.want)
+		for via, post := range posts {
+			for name, tc := range map[string]struct {
+				token string
+				want  int
+			}{
+				"Valid":         {valid, 200},
+				"Expired":       {expired, 401},
+				"OtherResource": {otherTopic, 401},
+				"Tampered":      {tampered, 401},
+				"Garbage":       {"r=x&e=y&s=z", 401},
+			} {
+				if code := post(tc.token); code != tc.want {
+					t.Errorf("%s via %s: %d, want %d", name, via, code, tc.want)
+				}
 			}
 		}
 	})

@@ -78,7 +78,8 @@ func New(o Options) *Authenticator {
 }
 
 // Authenticate checks one request: first the SAS credentials (aeg-sas-key,
-// then aeg-sas-token) when SAS keys are enabled, then the TLS client
+// then aeg-sas-token or "Authorization: SharedAccessSignature <token>") when
+// SAS keys are enabled, then the TLS client
 // certificate in r.TLS.PeerCertificates when client certificates are
 // enabled. One passing check is enough; with both disabled every request
 // passes. It returns nil or ErrUnauthorized. The reason says which check
@@ -108,8 +109,25 @@ func (a *Authenticator) Authenticate(r *http.Request) (reason string, err error)
 	return strings.Join(failed, "; "), ErrUnauthorized
 }
 
+// authorizationScheme is the scheme of a SAS token in the Authorization
+// header, the way cloud Event Grid also takes it.
+const authorizationScheme = "SharedAccessSignature"
+
+// sasToken returns the request's SAS token: aeg-sas-token, or else an
+// Authorization header of the SharedAccessSignature scheme.
+func sasToken(r *http.Request) string {
+	if t := r.Header.Get(HeaderSASToken); t != "" {
+		return t
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, authorizationScheme) {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
 func (a *Authenticator) checkSAS(r *http.Request) (string, bool) {
-	key, token := r.Header.Get(HeaderSASKey), r.Header.Get(HeaderSASToken)
+	key, token := r.Header.Get(HeaderSASKey), sasToken(r)
 	if key == "" && token == "" {
 		return "no sas key or token", false
 	}

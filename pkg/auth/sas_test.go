@@ -117,35 +117,69 @@ func TestAuthenticate_SASToken(t *testing.T) {
 		{"ExtraField", "", auth.Options{}, strings.Replace(valid, "&e=", "&x=1&e=", 1), "sas token malformed"},
 		{"ExtraFieldAfterSignature", "", auth.Options{}, valid + "&skn=x", "sas token malformed"},
 	}
+	// Every case holds whether the token comes in aeg-sas-token or, as
+	// cloud Event Grid also takes it, in "Authorization:
+	// SharedAccessSignature <token>".
+	for _, via := range []string{"Header", "Authorization"} {
+		for _, tt := range tests {
+			t.Run(via+"/"+tt.name, func(t *testing.T) {
+				opts := tt.opts
+				if opts.Key1 == "" {
+					opts.Key1, opts.Key2 = key1, key2
+				}
+				opts.SASKeysEnabled, opts.Now = true, fixedNow
+				target := tt.url
+				if target == "" {
+					target = publishURL
+				}
+				r := httptest.NewRequest("POST", target, nil)
+				if via == "Header" {
+					r.Header.Set(auth.HeaderSASToken, tt.token)
+				} else {
+					r.Header.Set("Authorization", "SharedAccessSignature "+tt.token)
+				}
+				reason, err := auth.New(opts).Authenticate(r)
+				if tt.reason == "" {
+					if err != nil {
+						t.Fatalf("Authenticate = %q, %v; want success\ntoken %s", reason, err, tt.token)
+					}
+					if reason != "sas token" {
+						t.Fatalf("reason = %q", reason)
+					}
+					return
+				}
+				if !errors.Is(err, auth.ErrUnauthorized) || reason != tt.reason {
+					t.Fatalf("Authenticate = %q, %v; want %q, ErrUnauthorized", reason, err, tt.reason)
+				}
+				sig := tt.token[strings.LastIndex(tt.token, "=")+1:]
+				assertNoSecret(t, reason, key1, key2, tt.token, sig, opts.Key1)
+			})
+		}
+	}
+}
+
+func TestAuthenticate_AuthorizationHeader(t *testing.T) {
+	a := auth.New(auth.Options{SASKeysEnabled: true, Key1: key1, Now: fixedNow})
+	valid := auth.GenerateSASToken(publishURL, now.Add(time.Hour), key1)
+	tests := []struct {
+		header string
+		ok     bool
+	}{
+		{"SharedAccessSignature " + valid, true},
+		{"sharedaccesssignature " + valid, true},
+		{"  SharedAccessSignature   " + valid + " ", true},
+		{"Bearer " + valid, false},
+		{"SharedAccessSignature", false},
+		{valid, false},
+		{"SharedAccessSignature garbage", false},
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			opts := tt.opts
-			if opts.Key1 == "" {
-				opts.Key1, opts.Key2 = key1, key2
-			}
-			opts.SASKeysEnabled, opts.Now = true, fixedNow
-			target := tt.url
-			if target == "" {
-				target = publishURL
-			}
-			r := httptest.NewRequest("POST", target, nil)
-			r.Header.Set(auth.HeaderSASToken, tt.token)
-			reason, err := auth.New(opts).Authenticate(r)
-			if tt.reason == "" {
-				if err != nil {
-					t.Fatalf("Authenticate = %q, %v; want success\ntoken %s", reason, err, tt.token)
-				}
-				if reason != "sas token" {
-					t.Fatalf("reason = %q", reason)
-				}
-				return
-			}
-			if !errors.Is(err, auth.ErrUnauthorized) || reason != tt.reason {
-				t.Fatalf("Authenticate = %q, %v; want %q, ErrUnauthorized", reason, err, tt.reason)
-			}
-			sig := tt.token[strings.LastIndex(tt.token, "=")+1:]
-			assertNoSecret(t, reason, key1, key2, tt.token, sig, opts.Key1)
-		})
+		r := httptest.NewRequest("POST", publishURL, nil)
+		r.Header.Set("Authorization", tt.header)
+		reason, err := a.Authenticate(r)
+		if (err == nil) != tt.ok {
+			t.Errorf("Authorization %q: %q, %v; want ok=%v", tt.header, reason, err, tt.ok)
+		}
 	}
 }
 

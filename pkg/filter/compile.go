@@ -73,7 +73,7 @@ func Compile(f *eventgrid.Filter, schema eventgrid.InputSchema, lim Limits) (*Ma
 			n, lim.MaxAdvancedFilters)
 	}
 	for i := range f.AdvancedFilters {
-		c, err := compileAdvanced(i, &f.AdvancedFilters[i], schema, lim)
+		c, err := compileAdvanced(i, &f.AdvancedFilters[i], schema, lim, f.EnableAdvancedFilteringOnArrays)
 		if err != nil {
 			return nil, err
 		}
@@ -127,25 +127,33 @@ type literal struct {
 	raw   []byte
 }
 
-func compileAdvanced(i int, af *eventgrid.AdvancedFilter, schema eventgrid.InputSchema, lim Limits) (cond, error) {
+func compileAdvanced(i int, af *eventgrid.AdvancedFilter, schema eventgrid.InputSchema, lim Limits, arrays bool) (cond, error) {
 	o, ok := parseOp(af.OperatorType)
 	switch {
 	case ok:
 	case strings.TrimSpace(af.OperatorType) == "":
 		return cond{}, invalid("filter.advancedFilters[%d]: operatorType is required; use one of %s", i, operatorList)
-	case newerOps[strings.ToLower(af.OperatorType)]:
-		return cond{}, invalid("filter.advancedFilters[%d]: operator %q is not supported by this API version (2019-01-01-preview); use one of %s",
-			i, af.OperatorType, operatorList)
 	default:
 		return cond{}, invalid("filter.advancedFilters[%d]: unknown operator %q; use one of %s", i, af.OperatorType, operatorList)
 	}
 	where := fmt.Sprintf("filter.advancedFilters[%d] (%s on %q)", i, o, af.Key)
-	c := cond{op: o}
+	info := o.info()
+	c := cond{op: info.base, fam: info.fam, neg: info.neg, arrays: arrays,
+		// B6: with the newer operators a missing key matches the Not…
+		// string operators and IsNullOrUndefined; the original twelve keep
+		// binding decision 7 (a missing key never matches).
+		missing: o == opIsNullOrUndefined || (info.newer && info.neg && info.fam == famString)}
 	path, msg := parseKey(af.Key, schema)
 	if msg != "" {
 		return cond{}, invalid("%s: %s", where, msg)
 	}
 	c.path = path
+	if info.noValu {
+		if len(rawjson.TrimSpace(af.Value)) > 0 || af.Values != nil {
+			return cond{}, invalid("%s: %s takes no value or values", where, o)
+		}
+		return c, nil
+	}
 	lits, msg := literals(o, af, lim)
 	if msg != "" {
 		return cond{}, invalid("%s: %s", where, msg)
@@ -234,20 +242,36 @@ func (c *cond) addValue(l literal, lim Limits) string {
 	if kind == rawjson.Null {
 		return l.field + " must not be null"
 	}
-	switch {
-	case c.op.isNumber():
-		if kind == rawjson.String {
-			s, _ := rawjson.Unquote(raw)
-			raw = []byte(s)
-		} else if kind != rawjson.Number {
-			return l.field + " must be a number"
-		}
-		d, ok := rawjson.ParseDecimal(raw)
-		if !ok {
-			return l.field + " must be a number (a string must hold a JSON number)"
+	switch c.fam {
+	case famNumber:
+		d, msg := number(l.field, raw)
+		if msg != "" {
+			return msg
 		}
 		c.nums = append(c.nums, d)
-	case c.op == opBoolEquals:
+	case famRange:
+		var bounds []rawjson.Decimal
+		var msg string
+		if kind == rawjson.Array {
+			rawjson.ArrayEach(raw, func(i int, v []byte) bool {
+				var d rawjson.Decimal
+				if d, msg = number(fmt.Sprintf("%s[%d]", l.field, i), rawjson.TrimSpace(v)); msg != "" {
+					return false
+				}
+				bounds = append(bounds, d)
+				return true
+			})
+		}
+		switch {
+		case msg != "":
+			return msg
+		case len(bounds) != 2:
+			return l.field + " must be a [low, high] pair of numbers"
+		case bounds[0].Compare(bounds[1]) > 0:
+			return l.field + " has its low bound above its high bound"
+		}
+		c.nums = append(c.nums, bounds...)
+	case famBool:
 		switch s, _ := rawjson.Unquote(raw); {
 		case kind == rawjson.Bool:
 			c.b = raw[0] == 't'
@@ -267,6 +291,23 @@ func (c *cond) addValue(l literal, lim Limits) string {
 		c.strs = append(c.strs, newPattern(s))
 	}
 	return ""
+}
+
+// number reads a number literal, or a string holding one.
+func number(field string, raw []byte) (rawjson.Decimal, string) {
+	switch rawjson.KindOf(raw) {
+	case rawjson.String:
+		s, _ := rawjson.Unquote(raw)
+		raw = []byte(s)
+	case rawjson.Number:
+	default:
+		return rawjson.Decimal{}, field + " must be a number"
+	}
+	d, ok := rawjson.ParseDecimal(raw)
+	if !ok {
+		return rawjson.Decimal{}, field + " must be a number (a string must hold a JSON number)"
+	}
+	return d, ""
 }
 
 func invalid(format string, args ...any) error {

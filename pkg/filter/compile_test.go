@@ -20,8 +20,10 @@ func TestCanonicalOperator(t *testing.T) {
 		{"StringContains", "StringContains", true},
 		{"boolequals", "BoolEquals", true},
 		{"stringnotin", "StringNotIn", true},
-		{"StringNotContains", "", false},
-		{"NumberInRange", "", false},
+		{"stringnotcontains", "StringNotContains", true},
+		{"NumberInRange", "NumberInRange", true},
+		{"isnotnull", "IsNotNull", true},
+		{"StringEquals", "", false},
 		{"", "", false},
 		{" NumberIn", "", false},
 	}
@@ -68,11 +70,30 @@ func TestCompile_Errors(t *testing.T) {
 			AdvancedFilters: []eventgrid.AdvancedFilter{many("StringIn", "id", `"x"`), many("StringEquals", "id", `"x"`)}},
 			`filter.advancedFilters[1]: unknown operator "StringEquals"`},
 		{"NewerOperator", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
-			AdvancedFilters: []eventgrid.AdvancedFilter{many("stringNotContains", "id", `"x"`)}},
-			`operator "stringNotContains" is not supported by this API version`},
+			AdvancedFilters: []eventgrid.AdvancedFilter{many("stringNotContains", "id", `"x"`)}}, ""},
 		{"IsNullOrUndefined", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
-			AdvancedFilters: []eventgrid.AdvancedFilter{{OperatorType: "IsNullOrUndefined", Key: "data.x"}}},
-			`not supported by this API version`},
+			AdvancedFilters: []eventgrid.AdvancedFilter{{OperatorType: "IsNullOrUndefined", Key: "data.x"}}}, ""},
+		{"IsNotNullWithValue", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
+			AdvancedFilters: []eventgrid.AdvancedFilter{{OperatorType: "IsNotNull", Key: "data.x", Value: json.RawMessage(`1`)}}},
+			`filter.advancedFilters[0] (IsNotNull on "data.x"): IsNotNull takes no value or values`},
+		{"IsNullOrUndefinedWithValues", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
+			AdvancedFilters: []eventgrid.AdvancedFilter{{OperatorType: "IsNullOrUndefined", Key: "data.x", Values: []json.RawMessage{}}}},
+			`takes no value or values`},
+		{"RangeNotAPair", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
+			AdvancedFilters: []eventgrid.AdvancedFilter{many("NumberInRange", "data.x", `[1, 2, 3]`)}},
+			`values[0] must be a [low, high] pair of numbers`},
+		{"RangeNotNumbers", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
+			AdvancedFilters: []eventgrid.AdvancedFilter{many("NumberInRange", "data.x", `[1, true]`)}},
+			`values[0][1] must be a number`},
+		{"RangeFlat", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
+			AdvancedFilters: []eventgrid.AdvancedFilter{many("NumberNotInRange", "data.x", `5`, `10`)}},
+			`values[0] must be a [low, high] pair of numbers`},
+		{"RangeReversed", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
+			AdvancedFilters: []eventgrid.AdvancedFilter{many("NumberInRange", "data.x", `[10, 5]`)}},
+			`values[0] has its low bound above its high bound`},
+		{"RangeMissing", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
+			AdvancedFilters: []eventgrid.AdvancedFilter{{OperatorType: "NumberInRange", Key: "data.x"}}},
+			`values is required`},
 		{"MissingOperator", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
 			AdvancedFilters: []eventgrid.AdvancedFilter{many("", "id", `"x"`)}},
 			`filter.advancedFilters[0]: operatorType is required`},

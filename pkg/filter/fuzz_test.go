@@ -25,9 +25,19 @@ func FuzzCompile(f *testing.F) {
 	f.Add("NumberLessThan", "x", `"1e400"`, "null", uint8(2), "", "")
 	f.Add("StringNotIn", "s", `""`, `[""]`, uint8(1), "t", "\u212A")
 	f.Add("StringIn", "a..b", "{}", "[[]]", uint8(0), "", "")
+	// The newer operators (B6); schemaSel's bit 4 turns on filtering on
+	// arrays.
+	f.Add("StringNotContains", "data.s", "", `["ell", "x"]`, uint8(4), "", "")
+	f.Add("stringNotBeginsWith", "data.missing", `"He"`, "", uint8(1), "", "")
+	f.Add("StringNotEndsWith", "data.arr", "", `["x"]`, uint8(5), "", "")
+	f.Add("NumberInRange", "data.x", "", `[[0, 1], [2, 3]]`, uint8(4), "", "")
+	f.Add("NumberNotInRange", "x", `[[5, 1]]`, "", uint8(1), "", "")
+	f.Add("NumberInRange", "data.arr", "", `[["1", "2"], [1]]`, uint8(6), "", "")
+	f.Add("IsNullOrUndefined", "data.n", "", "", uint8(4), "", "")
+	f.Add("IsNotNull", "data.a.b", "", "[]", uint8(0), "", "")
 	f.Fuzz(func(t *testing.T, op, key, value, values string, schemaSel uint8, typ, subject string) {
 		schema := []eventgrid.InputSchema{eventgrid.EventGridSchema, eventgrid.CloudEventSchemaV1_0,
-			eventgrid.CustomEventSchema}[int(schemaSel)%3]
+			eventgrid.CustomEventSchema}[int(schemaSel&3)%3]
 		af := eventgrid.AdvancedFilter{OperatorType: op, Key: key}
 		if value != "" {
 			af.Value = json.RawMessage(value)
@@ -41,6 +51,8 @@ func FuzzCompile(f *testing.F) {
 			SubjectBeginsWith:  subject,
 			SubjectEndsWith:    subject,
 			AdvancedFilters:    []eventgrid.AdvancedFilter{af, af},
+
+			EnableAdvancedFilteringOnArrays: schemaSel&4 != 0,
 		}
 		m, err := filter.Compile(fl, schema, filter.Limits{MaxValuesPerFilter: 4, MaxStringLength: 64})
 		if err != nil {

@@ -21,12 +21,21 @@ type Matcher struct {
 
 // cond is one compiled advanced filter.
 type cond struct {
-	op   op
-	path []string
+	// op is the operator, or for a negated one (StringNotIn, …) the one it
+	// negates, with neg set.
+	op  op
+	fam family
+	neg bool
+	// missing is the result when the key is not in the event.
+	missing bool
+	// arrays: an array value matches when any element does (for a negated
+	// operator, when none does); otherwise arrays never match.
+	arrays bool
+	path   []string
 	// shared is how many leading segments of path the previous cond in
 	// Matcher.conds has too, at most cacheDepth: Match resolves those once.
 	shared int
-	nums   []rawjson.Decimal // number operators
+	nums   []rawjson.Decimal // number operators; [low, high] pairs for ranges
 	b      bool              // BoolEquals
 	strs   []pattern         // string operators
 }
@@ -46,27 +55,35 @@ func (m *Matcher) Match(ev *eventgrid.Event) bool {
 	if (m.begin != nil || m.end != nil) && !m.matchSubject(ev) {
 		return false
 	}
-	// Conds are sorted by path, and Match stops at the first one that fails,
-	// which includes every cond whose key is missing. So when a cond is
-	// evaluated, the previous one's path resolved in full and its values
-	// along the way are still in cache: a key prefix such as "data" is
-	// resolved once, not once per cond.
+	// Conds are sorted by path, so conds sharing a key prefix such as
+	// "data" are adjacent, and cache keeps the values the previous cond's
+	// path resolved to: a prefix is resolved once, not once per cond.
+	// resolved is how many levels of cache hold the previous path's values
+	// (fewer when its key was missing).
 	var cache [cacheDepth][]byte
+	resolved := 0
+conds:
 	for i := range m.conds {
 		c := &m.conds[i]
+		start := min(c.shared, resolved)
 		v := ev.Body
-		if c.shared > 0 {
-			v = cache[c.shared-1]
+		if start > 0 {
+			v = cache[start-1]
 		}
-		for d := c.shared; d < len(c.path); d++ {
+		for d := start; d < len(c.path); d++ {
 			var ok bool
 			if v, ok = rawjson.Member(v, c.path[d]); !ok {
-				return false
+				resolved = min(d, cacheDepth)
+				if !c.missing {
+					return false
+				}
+				continue conds
 			}
 			if d < cacheDepth {
 				cache[d] = v
 			}
 		}
+		resolved = min(len(c.path), cacheDepth)
 		if !c.match(v) {
 			return false
 		}
@@ -116,47 +133,86 @@ func (m *Matcher) matchSubject(ev *eventgrid.Event) bool {
 }
 
 // match evaluates the advanced filter on v, the value found at its key.
-// Whatever the operator, a value of the wrong JSON type does not match.
+// Whatever the operator, a value of the wrong JSON type does not match; an
+// array matches only with arrays enabled, when any of its elements matches
+// (for a negated operator, when none does).
 func (c *cond) match(v []byte) bool {
 	v = rawjson.TrimSpace(v)
-	switch kind := rawjson.KindOf(v); {
-	case c.op.isNumber():
-		return kind == rawjson.Number && c.matchNumber(v)
-	case c.op == opBoolEquals:
-		switch string(v) {
-		case "true":
-			return c.b
-		case "false":
-			return !c.b
-		}
-		return false
-	default:
-		if kind != rawjson.String || len(v) < 2 {
+	kind := rawjson.KindOf(v)
+	if c.fam == famNull {
+		if kind == rawjson.Array && !c.arrays {
 			return false
 		}
-		if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 {
-			return matchString(c, inner)
-		}
-		s, ok := rawjson.Unquote(v)
-		return ok && matchString(c, s)
+		return (kind == rawjson.Null) == (c.op == opIsNullOrUndefined)
 	}
+	if kind == rawjson.Array {
+		if !c.arrays {
+			return false
+		}
+		hit := false
+		rawjson.ArrayEach(v, func(_ int, e []byte) bool {
+			e = rawjson.TrimSpace(e)
+			hit = c.matchBase(e, rawjson.KindOf(e))
+			return !hit
+		})
+		return hit != c.neg
+	}
+	if !c.typeOK(kind) {
+		return false
+	}
+	return c.matchBase(v, kind) != c.neg
+}
+
+// typeOK reports whether a value of kind is one the operator compares.
+func (c *cond) typeOK(kind rawjson.Kind) bool {
+	switch c.fam {
+	case famNumber, famRange:
+		return kind == rawjson.Number
+	case famBool:
+		return kind == rawjson.Bool
+	}
+	return kind == rawjson.String
+}
+
+// matchBase evaluates the operator, not negated, on a value of kind; a value
+// of the wrong type does not match.
+func (c *cond) matchBase(v []byte, kind rawjson.Kind) bool {
+	if !c.typeOK(kind) {
+		return false
+	}
+	switch c.fam {
+	case famNumber:
+		return c.matchNumber(v)
+	case famRange:
+		for i := 0; i+1 < len(c.nums); i += 2 {
+			lo, ok1 := rawjson.CompareToDecimal(v, c.nums[i])
+			hi, ok2 := rawjson.CompareToDecimal(v, c.nums[i+1])
+			if ok1 && ok2 && lo >= 0 && hi <= 0 {
+				return true
+			}
+		}
+		return false
+	case famBool:
+		return (v[0] == 't') == c.b
+	}
+	if len(v) < 2 {
+		return false
+	}
+	if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		return matchString(c, inner)
+	}
+	s, ok := rawjson.Unquote(v)
+	return ok && matchString(c, s)
 }
 
 func (c *cond) matchNumber(v []byte) bool {
-	switch c.op {
-	case opNumberIn, opNumberNotIn:
-		in := false
+	if c.op == opNumberIn {
 		for _, d := range c.nums {
-			cmp, ok := rawjson.CompareToDecimal(v, d)
-			if !ok {
-				return false
-			}
-			if cmp == 0 {
-				in = true
-				break
+			if cmp, ok := rawjson.CompareToDecimal(v, d); ok && cmp == 0 {
+				return true
 			}
 		}
-		return in == (c.op == opNumberIn)
+		return false
 	}
 	cmp, ok := rawjson.CompareToDecimal(v, c.nums[0])
 	if !ok {
@@ -174,11 +230,13 @@ func (c *cond) matchNumber(v []byte) bool {
 	}
 }
 
-// matchString applies a string operator to the decoded string value s.
+// matchString applies a string operator, not negated, to the decoded string
+// value s: whether it equals, begins with, ends with or contains one of the
+// values.
 func matchString[T text](c *cond, s T) bool {
 	var hit func(T, *pattern) bool
 	switch c.op {
-	case opStringIn, opStringNotIn:
+	case opStringIn:
 		hit = foldEqual[T]
 	case opStringBeginsWith:
 		hit = foldHasPrefix[T]
@@ -189,8 +247,8 @@ func matchString[T text](c *cond, s T) bool {
 	}
 	for i := range c.strs {
 		if hit(s, &c.strs[i]) {
-			return c.op != opStringNotIn
+			return true
 		}
 	}
-	return c.op == opStringNotIn
+	return false
 }

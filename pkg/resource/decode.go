@@ -311,6 +311,9 @@ func decodeFilter(o object) (*eventgrid.Filter, error) {
 	if f.IsSubjectCaseSensitive, _, err = p.boolean(eventgrid.EInvalidFilter, "isSubjectCaseSensitive"); err != nil {
 		return nil, err
 	}
+	if f.EnableAdvancedFilteringOnArrays, _, err = p.boolean(eventgrid.EInvalidFilter, "enableAdvancedFilteringOnArrays"); err != nil {
+		return nil, err
+	}
 	afs, _, err := p.array(eventgrid.EInvalidFilter, "advancedFilters")
 	if err != nil {
 		return nil, err

@@ -118,6 +118,9 @@ type Filter struct {
 	SubjectEndsWith        string           `json:"subjectEndsWith,omitempty"`
 	IsSubjectCaseSensitive bool             `json:"isSubjectCaseSensitive"`
 	AdvancedFilters        []AdvancedFilter `json:"advancedFilters,omitempty"`
+	// EnableAdvancedFilteringOnArrays is returned only when set, so that a
+	// subscription written for the edge module reads back as it was.
+	EnableAdvancedFilteringOnArrays bool `json:"enableAdvancedFilteringOnArrays,omitempty"`
 }
 
 // AdvancedFilter is the response shape of an advanced filter; Value and
@@ -161,6 +164,8 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 			SubjectBeginsWith:      f.SubjectBeginsWith,
 			SubjectEndsWith:        f.SubjectEndsWith,
 			IsSubjectCaseSensitive: f.IsSubjectCaseSensitive,
+
+			EnableAdvancedFilteringOnArrays: f.EnableAdvancedFilteringOnArrays,
 		}
 		for _, a := range f.AdvancedFilters {
 			rf.AdvancedFilters = append(rf.AdvancedFilters, AdvancedFilter{OperatorType: a.OperatorType, Key: a.Key, Value: a.Value, Values: a.Values})

@@ -1,6 +1,7 @@
 package resource_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -89,7 +90,7 @@ func TestDecodeSubscriptionProperties(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DecodeSubscriptionProperties: %v", err)
 			}
-			if got.Topic != tt.wantTopic || got.Name != "s" || got.Destination != hook {
+			if got.Topic != tt.wantTopic || got.Name != "s" || !reflect.DeepEqual(got.Destination, hook) {
 				t.Errorf("got %+v", got)
 			}
 		})

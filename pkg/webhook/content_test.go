@@ -1,18 +1,15 @@
 package webhook_test
 
 import (
-	"context"
 	"encoding/json"
-	"net"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
-	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/testkit/webhooktest"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -112,44 +109,6 @@ func TestSender_Binary(t *testing.T) {
 	}
 }
 
-// sdkReceiver is the CloudEvents Go SDK's receiver on a loopback port.
-type sdkReceiver struct {
-	URL    string
-	mu     sync.Mutex
-	events []cloudevents.Event
-}
-
-func startSDKReceiver(t *testing.T, opts ...cehttp.Option) *sdkReceiver {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cloudevents.NewClientHTTP(append([]cehttp.Option{cehttp.WithListener(ln)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &sdkReceiver{URL: "http://" + ln.Addr().String() + "/"}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.StartReceiver(ctx, func(ev cloudevents.Event) {
-			r.mu.Lock()
-			r.events = append(r.events, ev)
-			r.mu.Unlock()
-		})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return r
-}
-
-func (r *sdkReceiver) received() []cloudevents.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]cloudevents.Event(nil), r.events...)
-}
-
 // TestSender_CloudEventsSDKReceiver delivers to the CloudEvents Go SDK's
 // receiver in each content mode.
 func TestSender_CloudEventsSDKReceiver(t *testing.T) {
@@ -186,7 +145,7 @@ func TestSender_CloudEventsSDKReceiver(t *testing.T) {
 	}
 	for _, mode := range []eventgrid.ContentMode{eventgrid.ContentStructured, eventgrid.ContentBinary} {
 		t.Run(string(mode), func(t *testing.T) {
-			r := startSDKReceiver(t)
+			r := webhooktest.StartReceiver(t)
 			sub := modeSub(r.URL, eventgrid.CloudEventSchemaV1_0, mode)
 			if err := s.Send(t.Context(), batch(sub, 1, rawEvent(jsonEvent))); err != nil {
 				t.Fatal(err)
@@ -194,7 +153,7 @@ func TestSender_CloudEventsSDKReceiver(t *testing.T) {
 			if err := s.Send(t.Context(), batch(sub, 1, rawEvent(binEvent))); err != nil {
 				t.Fatal(err)
 			}
-			got := r.received()
+			got := r.Received()
 			if len(got) != 2 {
 				t.Fatalf("the receiver got %d events, want 2", len(got))
 			}
@@ -208,10 +167,10 @@ func TestSender_CloudEventsSDKReceiver(t *testing.T) {
 		// The default mode sends a JSON array (application/cloudevents-batch+json),
 		// which the SDK's single-event receiver refuses: that is why the
 		// Structured and Binary modes exist.
-		r := startSDKReceiver(t)
+		r := webhooktest.StartReceiver(t)
 		err := s.Send(t.Context(), batch(webhookSub(r.URL, eventgrid.CloudEventSchemaV1_0), 1, rawEvent(jsonEvent)))
-		if err == nil || len(r.received()) != 0 {
-			t.Fatalf("Send = %v with %d events received; want the SDK receiver to refuse a batch", err, len(r.received()))
+		if err == nil || len(r.Received()) != 0 {
+			t.Fatalf("Send = %v with %d events received; want the SDK receiver to refuse a batch", err, len(r.Received()))
 		}
 		t.Logf("the SDK receiver answers a batch with: %v", err)
 	})

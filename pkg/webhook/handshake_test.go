@@ -14,6 +14,7 @@ import (
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/testkit/webhooktest"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -147,7 +148,7 @@ func TestHandshake_CloudEvents(t *testing.T) {
 	ctx := t.Context()
 	t.Run("SDKReceiver", func(t *testing.T) {
 		// The CloudEvents Go SDK's own OPTIONS handler.
-		r := startSDKReceiver(t, cehttp.WithDefaultOptionsHandlerFunc([]string{http.MethodPost}, 6000, []string{"*"}, false))
+		r := webhooktest.StartReceiver(t, cehttp.WithDefaultOptionsHandlerFunc([]string{http.MethodPost}, 6000, []string{"*"}, false))
 		sub := validatedSub(r.URL, eventgrid.ValidationCloudEvents)
 		sub.EventDeliverySchema = eventgrid.CloudEventSchemaV1_0
 		sub.Destination.ContentMode = eventgrid.ContentBinary
@@ -157,7 +158,7 @@ func TestHandshake_CloudEvents(t *testing.T) {
 		if err := s.Send(ctx, batch(sub, 1, rawEvent(`{"specversion":"1.0","id":"1","source":"s","type":"t"}`))); err != nil {
 			t.Fatal(err)
 		}
-		if len(r.received()) != 1 {
+		if len(r.Received()) != 1 {
 			t.Fatal("no event received after the handshake")
 		}
 	})

@@ -58,6 +58,10 @@ func (o InteropOptions) withDefaults() InteropOptions {
 }
 
 // limits holds the rates CloudEvents handshakes agreed, by subscription.
+//
+// Lock order: Registry.mu -> limits.mu (the registry calls SubscriptionPut
+// and SubscriptionDeleted with its lock held); limits.mu is never held
+// during network I/O or while waiting for a slot.
 type limits struct {
 	mu sync.Mutex
 	// m is keyed by the lower-cased "topic/subscription"; an entry is made

@@ -60,6 +60,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
 		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
 		UserAgent:       "edgegrid/" + version,
+		Interop:         interopOptions(cfg),
 	})
 	rep, prom, stopReporter := newReporter(ctx, cfg, log)
 	defer stopReporter()
@@ -74,7 +75,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		eventgrid.EventGrid: hooks,
 	}
 	engine := delivery.New(deliveryOptions(cfg), sender, engineMetrics, log)
-	obs = append(obs, engine)
+	obs = append(obs, engine, hooks)
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
 	apiOpts.DeliveryStatus = deliveryStatus(engine)
@@ -89,7 +90,9 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		// authentication, as the original module served it.
 		apiOpts.MetricsHandler = prom.Handler()
 	}
-	reg := registry.New(registryOptions(cfg), obs)
+	regOpts := registryOptions(cfg)
+	regOpts.Handshake = hooks.Handshake
+	reg := registry.New(regOpts, obs)
 	if err := applyDesiredConfig(ctx, cfg, reg, log); err != nil {
 		engine.Close(0)
 		return err

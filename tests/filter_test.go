@@ -28,9 +28,9 @@ func TestFilter_NewerOperators(t *testing.T) {
 		return map[string]any{"id": id, "eventType": "T", "subject": "s", "eventTime": "2026-01-01T00:00:00Z", "dataVersion": "1", "data": data}
 	}
 	publish(t, b.URL, "t", []any{
-		ev("in", map[string]any{"readings": []any{3, 15}, "site": "a"}),                     // 15 in range; label missing
-		ev("out-range", map[string]any{"readings": []any{3, 25}, "site": "a"}),              // nothing in range
-		ev("out-null", map[string]any{"readings": []any{12}, "site": nil}),                  // site null
+		ev("in", map[string]any{"readings": []any{3, 15}, "site": "a"}),                      // 15 in range; label missing
+		ev("out-range", map[string]any{"readings": []any{3, 25}, "site": "a"}),               // nothing in range
+		ev("out-null", map[string]any{"readings": []any{12}, "site": nil}),                   // site null
 		ev("out-label", map[string]any{"readings": []any{12}, "site": "a", "label": "Test"}), // label contains "test"
 		ev("in2", map[string]any{"readings": []any{20}, "site": "b", "label": "prod"}),
 	})

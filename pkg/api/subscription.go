@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -20,7 +21,15 @@ func (s *Server) putSubscription(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	stored, created, err := s.registry.PutSubscription(c.Request().Context(), sub)
+	// A validation handshake may wait for the endpoint: never past the
+	// request timeout.
+	ctx := c.Request().Context()
+	if s.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.RequestTimeout)
+		defer cancel()
+	}
+	stored, created, err := s.registry.PutSubscription(ctx, sub)
 	if err != nil {
 		return err
 	}

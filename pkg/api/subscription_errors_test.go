@@ -70,7 +70,7 @@ func TestPutSubscription_Errors(t *testing.T) {
 		{name: "TopicNameMismatch", body: dest(hookWith(""), `"topicName":"other"`), code: eventgrid.ETopicNameMismatch, parts: []string{"topicName", "other"}},
 		{name: "TopicNotString", body: dest(hookWith(""), `"topic":1`), code: eventgrid.ETopicNameMismatch},
 		{name: "UnknownDeliverySchema", body: dest(hookWith(""), `"eventDeliverySchema":"Avro"`), code: eventgrid.EInvalidSchema, parts: []string{"Avro"}},
-		{name: "DeliverySchemaNotTopics", body: dest(hookWith(""), `"eventDeliverySchema":"CloudEventSchemaV1_0"`), code: eventgrid.EInvalidSchema, parts: []string{"EventGridSchema", "CloudEventSchemaV1_0"}},
+		{name: "DeliverySchemaNotTopics", body: dest(hookWith(""), `"eventDeliverySchema":"CustomEventSchema"`), code: eventgrid.EInvalidSchema, parts: []string{"EventGridSchema", "CustomEventSchema"}},
 		{name: "DeliverySchemaNotTopicsInDestination", topic: "c", body: dest(hookWith(`"eventDeliverySchema":"EventGridSchema"`)), code: eventgrid.EInvalidSchema},
 		{name: "PlainText", ct: "text/plain", body: dest(hookWith("")), status: http.StatusUnsupportedMediaType, code: eventgrid.EUnsupportedMedia},
 

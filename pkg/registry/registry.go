@@ -134,10 +134,22 @@ func (r *Registry) Routes(name string) (eventgrid.Topic, []Route, error) {
 }
 
 // PutSubscription implements eventgrid.SubscriptionService.
-func (r *Registry) PutSubscription(_ context.Context, sub eventgrid.EventSubscription) (*eventgrid.EventSubscription, bool, error) {
+// With Options.Handshake set, the endpoint is validated first, without the
+// registry's lock held (see putWithHandshake).
+func (r *Registry) PutSubscription(ctx context.Context, sub eventgrid.EventSubscription) (*eventgrid.EventSubscription, bool, error) {
 	if err := ValidateName(sub.Name, "Event subscription", r.opts.MaxNameLength); err != nil {
 		return nil, false, err
 	}
+	if r.opts.Handshake != nil {
+		return r.putWithHandshake(ctx, sub)
+	}
+	return r.putSubscription(sub, nil)
+}
+
+// putSubscription validates and stores sub. With expect not nil, it stores
+// sub only if the subscription it replaces is still expect.replaced (nil:
+// none), and otherwise returns errChanged.
+func (r *Registry) putSubscription(sub eventgrid.EventSubscription, expect *expectation) (*eventgrid.EventSubscription, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e, err := r.topicLocked(sub.Topic)
@@ -150,6 +162,9 @@ func (r *Registry) PutSubscription(_ context.Context, sub eventgrid.EventSubscri
 		return nil, false, err
 	}
 	old, exists := e.subs[key(sub.Name)]
+	if expect != nil && !expect.holds(old) {
+		return nil, false, errChanged
+	}
 	if exists {
 		sub.Name = old.sub.Name
 		sub.UID = old.sub.UID

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"net/url"
 	"slices"
 	"strings"
@@ -28,6 +29,12 @@ type Options struct {
 	EventGridHTTPSOnly             bool
 	EventGridAllowInvalidHostnames bool
 	SkipEventGridURLValidation     bool
+
+	// Handshake, if not nil, is called before a subscription is stored, with
+	// the subscription as validated and the one it replaces (nil when it is
+	// new), without the registry's lock held: it may take a while, and its
+	// error refuses the put. The webhook validation handshakes use it.
+	Handshake func(ctx context.Context, old, sub *eventgrid.EventSubscription) error
 }
 
 // DefaultOptions returns the documented defaults.
@@ -73,10 +80,13 @@ func ValidateName(name, what string, max int) error {
 func (o Options) validateSubscription(sub *eventgrid.EventSubscription, topic eventgrid.Topic) (*filter.Matcher, error) {
 	if sub.EventDeliverySchema == "" {
 		sub.EventDeliverySchema = topic.InputSchema
-	} else if sub.EventDeliverySchema != topic.InputSchema {
-		return nil, eventgrid.Errorf(eventgrid.EInvalidSchema, "properties.eventDeliverySchema %s must equal the topic's inputSchema %s; the broker does not convert between schemas.", sub.EventDeliverySchema, topic.InputSchema)
+	} else if err := checkDeliverySchema(sub.EventDeliverySchema, topic.InputSchema); err != nil {
+		return nil, err
 	}
 	if err := o.validateDestination(&sub.Destination); err != nil {
+		return nil, err
+	}
+	if err := validateWebhookInterop(sub); err != nil {
 		return nil, err
 	}
 	if p := sub.RetryPolicy; p != nil {

@@ -153,7 +153,7 @@ func TestRegistry_ValidateSubscription(t *testing.T) {
 		}, ""},
 		{"DeliverySchemaMismatch", strict, func(s *eventgrid.EventSubscription) {
 			s.Destination = wh("https://h/x")
-			s.EventDeliverySchema = eventgrid.CloudEventSchemaV1_0
+			s.EventDeliverySchema = eventgrid.CustomEventSchema
 		}, eventgrid.EInvalidSchema},
 		{"UnknownOperator", strict, func(s *eventgrid.EventSubscription) {
 			s.Destination = wh("https://h/x")

@@ -97,6 +97,10 @@ type DestinationProperties struct {
 	TopicName                     string `json:"topicName,omitempty"`
 	MaxEventsPerBatch             int    `json:"maxEventsPerBatch,omitempty"`
 	PreferredBatchSizeInKilobytes int    `json:"preferredBatchSizeInKilobytes,omitempty"`
+	// ContentMode and Validation are edgegrid extensions (B8); the
+	// signingSecret is a secret and is never returned.
+	ContentMode eventgrid.ContentMode    `json:"contentMode,omitempty"`
+	Validation  eventgrid.ValidationMode `json:"validation,omitempty"`
 }
 
 // RetryPolicy is the response shape of a retry policy.
@@ -148,6 +152,8 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 					TopicName:                     s.Destination.TopicName,
 					MaxEventsPerBatch:             s.Destination.MaxEventsPerBatch,
 					PreferredBatchSizeInKilobytes: s.Destination.PreferredBatchSizeInKilobytes,
+					ContentMode:                   s.Destination.ContentMode,
+					Validation:                    s.Destination.Validation,
 				},
 			},
 		},

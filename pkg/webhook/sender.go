@@ -36,6 +36,8 @@ type Options struct {
 	MaxConnsPerHost int
 	// UserAgent is sent with every request.
 	UserAgent string
+	// Interop configures the validation handshakes.
+	Interop InteropOptions
 }
 
 // Sender posts batches to their subscription's destination. It is safe for
@@ -43,6 +45,8 @@ type Options struct {
 type Sender struct {
 	client    *http.Client
 	userAgent string
+	interop   InteropOptions
+	limits    limits
 }
 
 var _ delivery.Sender = (*Sender)(nil)
@@ -71,6 +75,8 @@ func New(o Options) *Sender {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		userAgent: o.UserAgent,
+		interop:   o.Interop.withDefaults(),
+		limits:    limits{m: map[string]*limit{}},
 	}
 }
 
@@ -116,11 +122,32 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// Send implements delivery.Sender.
+// Send implements delivery.Sender. A batch becomes one request in the Batch
+// content mode and one request per event in the Structured and Binary modes
+// (where the first failure ends the batch's attempt).
 func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
+	ps, err := payloads(b)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if err := s.post(ctx, b, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// post sends one request of a batch.
+func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 	sub := b.Subscription
 	dst := sub.Destination
-	body := newBody(b.Bodies, dst.EndpointType == eventgrid.EventGrid && sub.EventDeliverySchema == eventgrid.EventGridSchema, dst.TopicName)
+	body := p.body
+	if dst.Validation == eventgrid.ValidationCloudEvents {
+		if err := s.wait(ctx, sub); err != nil {
+			return err
+		}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, dst.EndpointURL, body.reader())
 	if err != nil {
 		return &Error{Err: errors.New("cannot build the request for the destination URL")}
@@ -130,10 +157,11 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
 	req.ContentLength = body.size
 	h := req.Header
-	if sub.EventDeliverySchema == eventgrid.CloudEventSchemaV1_0 {
-		h.Set("Content-Type", ContentTypeCloudEvents)
-	} else {
-		h.Set("Content-Type", ContentTypeJSON)
+	for k, v := range p.header {
+		h[k] = v
+	}
+	if p.contentType != "" {
+		h.Set("Content-Type", p.contentType)
 	}
 	h.Set("aeg-event-type", "Notification")
 	h.Set("aeg-subscription-name", sub.Name)
@@ -147,9 +175,13 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	if dst.EndpointType == eventgrid.EventGrid && dst.SASKey != "" {
 		h.Set("aeg-sas-key", dst.SASKey)
 	}
-	if s.userAgent != "" {
-		h.Set("User-Agent", s.userAgent)
+	if dst.Validation == eventgrid.ValidationCloudEvents {
+		h.Set(headerRequestOrigin, s.interop.Origin)
 	}
+	if len(dst.SigningSecrets) > 0 {
+		sign(h, dst.SigningSecrets, sub.UID, body, time.Now())
+	}
+	s.setUserAgent(h)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return &Error{Err: cause(ctx, err)}

@@ -1,0 +1,72 @@
+package registry
+
+import (
+	"context"
+	"errors"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// handshakeTries bounds how often a put starts over because the
+// subscription changed while its endpoint was being validated.
+const handshakeTries = 3
+
+// errChanged reports that the subscription a put replaces changed after its
+// handshake began.
+var errChanged = errors.New("registry: subscription changed during the handshake")
+
+// expectation is what a put saw before its handshake: the subscription it
+// replaces, nil when there was none.
+type expectation struct {
+	replaced *eventgrid.EventSubscription
+}
+
+func (x *expectation) holds(cur *subEntry) bool {
+	if cur == nil {
+		return x.replaced == nil
+	}
+	return cur.sub == x.replaced
+}
+
+// putWithHandshake validates sub and finds the subscription it replaces
+// under the read lock, calls Options.Handshake with no lock held, then
+// stores sub if nothing changed meanwhile. If the subscription was put or
+// deleted by someone else during the handshake, it starts over (the
+// handshake decides again whether the endpoint needs validating), a few
+// times at most.
+func (r *Registry) putWithHandshake(ctx context.Context, sub eventgrid.EventSubscription) (*eventgrid.EventSubscription, bool, error) {
+	for range handshakeTries {
+		checked, old, err := r.prepare(sub)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := r.opts.Handshake(ctx, old, &checked); err != nil {
+			return nil, false, err
+		}
+		stored, created, err := r.putSubscription(sub, &expectation{replaced: old})
+		if !errors.Is(err, errChanged) {
+			return stored, created, err
+		}
+	}
+	return nil, false, eventgrid.Errorf(eventgrid.EUnavailable, "Event subscription %q kept changing while its endpoint was being validated; try again.", sub.Name)
+}
+
+// prepare returns sub validated (as it would be stored) and the
+// subscription it would replace, or nil.
+func (r *Registry) prepare(sub eventgrid.EventSubscription) (eventgrid.EventSubscription, *eventgrid.EventSubscription, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, err := r.topicLocked(sub.Topic)
+	if err != nil {
+		return sub, nil, err
+	}
+	sub.Topic = e.topic.Name
+	if _, err := r.opts.validateSubscription(&sub, e.topic); err != nil {
+		return sub, nil, err
+	}
+	if old, ok := e.subs[key(sub.Name)]; ok {
+		sub.Name, sub.UID = old.sub.Name, old.sub.UID
+		return sub, old.sub, nil
+	}
+	return sub, nil, nil
+}

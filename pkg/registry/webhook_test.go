@@ -1,0 +1,182 @@
+package registry_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/registry"
+)
+
+const (
+	secret24 = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"                                                         // 24 bytes
+	secret64 = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw==" // 64 bytes
+	secret23 = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRY="                                                         // 23 bytes
+	secret65 = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+P0A=" // 65 bytes
+)
+
+func TestRegistry_WebhookInterop(t *testing.T) {
+	tests := []struct {
+		name   string
+		topic  eventgrid.InputSchema
+		edit   func(*eventgrid.EventSubscription)
+		code   string
+		inText string
+	}{
+		{"Defaults", "", func(*eventgrid.EventSubscription) {}, "", ""},
+		{"StructuredEventGrid", "", func(s *eventgrid.EventSubscription) { s.Destination.ContentMode = eventgrid.ContentStructured }, "", ""},
+		{"StructuredCustom", eventgrid.CustomEventSchema, func(s *eventgrid.EventSubscription) { s.Destination.ContentMode = eventgrid.ContentStructured }, "", ""},
+		{"BinaryCloudEvents", eventgrid.CloudEventSchemaV1_0, func(s *eventgrid.EventSubscription) { s.Destination.ContentMode = eventgrid.ContentBinary }, "", ""},
+		{"BinaryConverted", "", func(s *eventgrid.EventSubscription) {
+			s.EventDeliverySchema = eventgrid.CloudEventSchemaV1_0
+			s.Destination.ContentMode = eventgrid.ContentBinary
+		}, "", ""},
+		{"BinaryEventGrid", "", func(s *eventgrid.EventSubscription) { s.Destination.ContentMode = eventgrid.ContentBinary },
+			eventgrid.EInvalidDestination, "contentMode Binary needs eventDeliverySchema CloudEventSchemaV1_0"},
+		{"BinaryCustom", eventgrid.CustomEventSchema, func(s *eventgrid.EventSubscription) { s.Destination.ContentMode = eventgrid.ContentBinary },
+			eventgrid.EInvalidDestination, "CloudEventSchemaV1_0"},
+		{"StructuredWithMaxEvents", "", func(s *eventgrid.EventSubscription) {
+			s.Destination.ContentMode, s.Destination.MaxEventsPerBatch = eventgrid.ContentStructured, 10
+		}, eventgrid.EInvalidDelivery, "properties.destination.properties.maxEventsPerBatch"},
+		{"BinaryWithBatchSize", eventgrid.CloudEventSchemaV1_0, func(s *eventgrid.EventSubscription) {
+			s.Destination.ContentMode, s.Destination.PreferredBatchSizeInKilobytes = eventgrid.ContentBinary, 64
+		}, eventgrid.EInvalidDelivery, "properties.destination.properties.preferredBatchSizeInKilobytes"},
+		{"BatchWithBatching", "", func(s *eventgrid.EventSubscription) {
+			s.Destination.ContentMode, s.Destination.MaxEventsPerBatch = eventgrid.ContentBatch, 10
+		}, "", ""},
+		{"UnknownContentMode", "", func(s *eventgrid.EventSubscription) { s.Destination.ContentMode = "Stream" }, eventgrid.EInvalidDestination, "Batch, Structured and Binary"},
+		{"UnknownValidation", "", func(s *eventgrid.EventSubscription) { s.Destination.Validation = "Manual" }, eventgrid.EInvalidDestination, "None, EventGrid and CloudEvents"},
+		{"Secret24", "", func(s *eventgrid.EventSubscription) { s.Destination.SigningSecrets = []string{secret24} }, "", ""},
+		{"Secret64AndRotation", "", func(s *eventgrid.EventSubscription) { s.Destination.SigningSecrets = []string{secret64, secret24} }, "", ""},
+		{"Secret23", "", func(s *eventgrid.EventSubscription) { s.Destination.SigningSecrets = []string{secret23} }, eventgrid.EInvalidDestination, "signingSecret (secret 1 of 1)"},
+		{"Secret65", "", func(s *eventgrid.EventSubscription) { s.Destination.SigningSecrets = []string{secret24, secret65} }, eventgrid.EInvalidDestination, "signingSecret (secret 2 of 2)"},
+		{"SecretNoPrefix", "", func(s *eventgrid.EventSubscription) {
+			s.Destination.SigningSecrets = []string{strings.TrimPrefix(secret24, "whsec_")}
+		}, eventgrid.EInvalidDestination, "whsec_"},
+		{"SecretNotBase64", "", func(s *eventgrid.EventSubscription) {
+			s.Destination.SigningSecrets = []string{"whsec_not*base64*at*all*not*base64*at*all"}
+		}, eventgrid.EInvalidDestination, "base64"},
+		{"TooManySecrets", "", func(s *eventgrid.EventSubscription) {
+			s.Destination.SigningSecrets = []string{secret24, secret24, secret24, secret24, secret24}
+		}, eventgrid.EInvalidDestination, "at most 4"},
+		{"EventGridDestinationStructured", "", func(s *eventgrid.EventSubscription) {
+			s.Destination = eventgrid.Destination{EndpointType: eventgrid.EventGrid, EndpointURL: "https://x.eventgrid.azure.net/api/events?api-version=2018-01-01", SASKey: "k", ContentMode: eventgrid.ContentStructured}
+		}, eventgrid.EInvalidDestination, "WebHook destinations only"},
+		{"EventGridDestinationSigned", "", func(s *eventgrid.EventSubscription) {
+			s.Destination = eventgrid.Destination{EndpointType: eventgrid.EventGrid, EndpointURL: "https://x.eventgrid.azure.net/api/events?api-version=2018-01-01", SASKey: "k", SigningSecrets: []string{secret24}}
+		}, eventgrid.EInvalidDestination, "WebHook destinations only"},
+		{"ConvertEventGridToCloudEvents", "", func(s *eventgrid.EventSubscription) { s.EventDeliverySchema = eventgrid.CloudEventSchemaV1_0 }, "", ""},
+		{"NoConversionFromCloudEvents", eventgrid.CloudEventSchemaV1_0, func(s *eventgrid.EventSubscription) { s.EventDeliverySchema = eventgrid.EventGridSchema },
+			eventgrid.EInvalidSchema, "only conversion the broker makes is from EventGridSchema to CloudEventSchemaV1_0"},
+		{"NoConversionToCustom", "", func(s *eventgrid.EventSubscription) { s.EventDeliverySchema = eventgrid.CustomEventSchema }, eventgrid.EInvalidSchema, "EventGridSchema to CloudEventSchemaV1_0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := MustNew(t, nil)
+			MustPutTopic(t, r, "t", tt.topic)
+			sub := hook("t", "s")
+			tt.edit(&sub)
+			_, _, err := r.PutSubscription(t.Context(), sub)
+			if tt.code == "" {
+				if err != nil {
+					t.Fatalf("PutSubscription: %v", err)
+				}
+				return
+			}
+			mustCode(t, err, tt.code)
+			msg := eventgrid.ErrorMessage(err)
+			if !strings.Contains(msg, tt.inText) {
+				t.Errorf("message %q does not contain %q", msg, tt.inText)
+			}
+			if strings.Contains(msg, "whsec_MfKQ") || strings.Contains(msg, "AAECAwQF") {
+				t.Errorf("message %q shows a secret", msg)
+			}
+		})
+	}
+}
+
+func TestRegistry_Handshake(t *testing.T) {
+	type call struct{ old, sub *eventgrid.EventSubscription }
+	var calls []call
+	var fail atomic.Bool
+	var r *registry.Registry
+	r, obs := MustNew(t, func(o *registry.Options) {
+		o.Handshake = func(ctx context.Context, old, sub *eventgrid.EventSubscription) error {
+			// The registry's lock is not held: writing works.
+			if _, _, err := r.PutTopic(ctx, eventgrid.Topic{Name: "other"}); err != nil {
+				return err
+			}
+			calls = append(calls, call{old, sub})
+			if fail.Load() {
+				return eventgrid.Errorf(eventgrid.EInvalidDestination, "endpoint said no")
+			}
+			return nil
+		}
+	})
+	MustPutTopic(t, r, "T", "")
+
+	t.Run("New", func(t *testing.T) {
+		first := MustPutSubscription(t, r, "t", "s")
+		if len(calls) != 1 || calls[0].old != nil || calls[0].sub.Topic != "T" || calls[0].sub.EventDeliverySchema != eventgrid.EventGridSchema {
+			t.Fatalf("calls = %+v, want one with no old subscription and the validated new one", calls)
+		}
+		second := MustPutSubscription(t, r, "t", "S")
+		if len(calls) != 2 || calls[1].old != first || calls[1].sub.UID != first.UID || second.UID != first.UID {
+			t.Fatalf("update: calls[1] = %+v, want the stored subscription as old", calls[1])
+		}
+	})
+	t.Run("RefusedLeavesTheOldOne", func(t *testing.T) {
+		before, _ := r.Subscription(t.Context(), "t", "s")
+		n := len(changes(obs))
+		fail.Store(true)
+		defer fail.Store(false)
+		sub := hook("t", "s")
+		sub.Destination.EndpointURL = "http://other/x"
+		_, _, err := r.PutSubscription(t.Context(), sub)
+		mustCode(t, err, eventgrid.EInvalidDestination)
+		after, _ := r.Subscription(t.Context(), "t", "s")
+		if after != before || len(changes(obs)) != n {
+			t.Fatal("a refused handshake changed the subscription")
+		}
+	})
+	t.Run("InvalidNeverReachesTheHandshake", func(t *testing.T) {
+		n := len(calls)
+		sub := hook("t", "s2")
+		sub.Destination.EndpointURL = "ftp://h/x"
+		_, _, err := r.PutSubscription(t.Context(), sub)
+		mustCode(t, err, eventgrid.EInvalidDestination)
+		if len(calls) != n {
+			t.Fatal("the handshake ran for an invalid subscription")
+		}
+	})
+}
+
+// TestRegistry_HandshakeRace deletes the subscription while the handshake
+// of its update runs: the put starts over and creates it anew.
+func TestRegistry_HandshakeRace(t *testing.T) {
+	var r *registry.Registry
+	var olds []*eventgrid.EventSubscription
+	r, _ = MustNew(t, func(o *registry.Options) {
+		o.Handshake = func(ctx context.Context, old, _ *eventgrid.EventSubscription) error {
+			olds = append(olds, old)
+			if len(olds) == 2 {
+				return r.DeleteSubscription(ctx, "t", "s")
+			}
+			return nil
+		}
+	})
+	MustPutTopic(t, r, "t", "")
+	first := MustPutSubscription(t, r, "t", "s")
+	second := MustPutSubscription(t, r, "t", "s")
+	if len(olds) != 3 || olds[1] != first || olds[2] != nil {
+		t.Fatalf("handshakes saw %v, want [nil, first, nil]", olds)
+	}
+	if second.UID == first.UID {
+		t.Error("the subscription deleted during the handshake kept its UID")
+	}
+	if got, _ := r.Subscription(t.Context(), "t", "s"); got != second {
+		t.Error("the put did not store the subscription")
+	}
+}

@@ -1,0 +1,84 @@
+package schema
+
+import (
+	"errors"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
+)
+
+// ErrNotConvertible is returned by EventGridToCloudEvent for a body it
+// cannot turn into a valid CloudEvent.
+var ErrNotConvertible = errors.New("schema: event cannot be converted to a CloudEvent")
+
+// Converts reports whether the broker converts events published in topic's
+// schema into delivery's for a subscription, which is the case for exactly
+// one pair: EventGridSchema to CloudEventSchemaV1_0, as cloud Event Grid
+// does (it does not convert the other way, nor custom events).
+func Converts(topic, delivery eventgrid.InputSchema) bool {
+	return topic == eventgrid.EventGridSchema && delivery == eventgrid.CloudEventSchemaV1_0
+}
+
+// EventGridToCloudEvent converts a canonical EventGridSchema body (as the
+// decoder builds it, with its topic member set) into a canonical CloudEvents
+// 1.0 JSON object:
+//
+//	id → id, topic → source, subject → subject, eventType → type,
+//	eventTime → time, dataVersion → dataversion (an extension),
+//	data → data with datacontenttype application/json, and specversion 1.0.
+//
+// An empty subject is left out (a CloudEvent's subject must not be empty),
+// as is an eventTime that is not an RFC 3339 timestamp (EventGridSchema does
+// not require one, CloudEvents does) and an empty dataVersion. It returns an
+// error wrapping ErrNotConvertible when the body is not a JSON object or
+// its id, topic or eventType is missing or empty, which a CloudEvent cannot
+// be without. body is never modified; the result shares no memory with it.
+// EventGridToCloudEvent is safe for concurrent use.
+func EventGridToCloudEvent(body []byte) ([]byte, error) {
+	var m members
+	isObject := rawjson.ObjectEach(body, func(k, v []byte) bool {
+		if f, exact := fieldIndex(egNames, k); f >= 0 && (f == egData || !isNull(v)) {
+			m.set(f, exact, v)
+		}
+		return true
+	})
+	if !isObject {
+		return nil, errors.Join(ErrNotConvertible, errors.New("the event is not a JSON object"))
+	}
+	for _, f := range [...]int{egID, egTopic, egEventType} {
+		if v := m.val[f]; !isString(v) || len(v) == 2 {
+			return nil, errors.Join(ErrNotConvertible, errors.New(egNames[f]+" is missing or empty"))
+		}
+	}
+
+	out := make([]byte, 0, len(body)+96)
+	out = append(out, `{"specversion":"1.0","id":`...)
+	out = append(out, m.val[egID]...)
+	out = append(out, `,"source":`...)
+	out = append(out, m.val[egTopic]...)
+	out = append(out, `,"type":`...)
+	out = append(out, m.val[egEventType]...)
+	if v := m.val[egSubject]; isString(v) && len(v) > 2 {
+		out = append(out, `,"subject":`...)
+		out = append(out, v...)
+	}
+	if v := m.val[egEventTime]; isString(v) {
+		if s, _ := unquote(v); validTimestamp(s) {
+			out = append(out, `,"time":`...)
+			out = append(out, v...)
+		}
+	}
+	data := m.val[egData]
+	if data != nil {
+		out = append(out, `,"datacontenttype":"application/json"`...)
+	}
+	if v := m.val[egDataVersion]; isString(v) && len(v) > 2 {
+		out = append(out, `,"dataversion":`...)
+		out = append(out, v...)
+	}
+	if data != nil {
+		out = append(out, `,"data":`...)
+		out = append(out, data...)
+	}
+	return append(out, '}'), nil
+}

@@ -1,0 +1,112 @@
+package schema_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/schema"
+)
+
+func TestConverts(t *testing.T) {
+	all := []eventgrid.InputSchema{eventgrid.EventGridSchema, eventgrid.CustomEventSchema, eventgrid.CloudEventSchemaV1_0}
+	for _, from := range all {
+		for _, to := range all {
+			want := from == eventgrid.EventGridSchema && to == eventgrid.CloudEventSchemaV1_0
+			if got := schema.Converts(from, to); got != want {
+				t.Errorf("Converts(%s, %s) = %v, want %v", from, to, got, want)
+			}
+		}
+	}
+}
+
+func TestEventGridToCloudEvent(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string // an EventGridSchema event as published to topic t1
+		want string
+	}{
+		{
+			"AllMembers",
+			`{"id":"e1","subject":"/a/b","eventType":"Contoso.Item","eventTime":"2024-05-06T07:08:09.123Z","data":{"n":1,"s":"x"},"dataVersion":"2.0"}`,
+			`{"specversion":"1.0","id":"e1","source":"t1","type":"Contoso.Item","subject":"/a/b","time":"2024-05-06T07:08:09.123Z","datacontenttype":"application/json","dataversion":"2.0","data":{"n":1,"s":"x"}}`,
+		},
+		{
+			"NoData",
+			`{"id":"e1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","dataVersion":"1"}`,
+			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","dataversion":"1"}`,
+		},
+		{
+			"NullData",
+			`{"id":"e1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":null,"dataVersion":"1"}`,
+			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","dataversion":"1","data":null}`,
+		},
+		{
+			"StringAndArrayData",
+			`{"id":"e1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":["a",{"b":"c"}],"dataVersion":"1"}`,
+			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","dataversion":"1","data":["a",{"b":"c"}]}`,
+		},
+		{
+			"EmptySubjectAndDataVersionLeftOut",
+			`{"id":"e1","subject":"","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":1,"dataVersion":""}`,
+			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","data":1}`,
+		},
+		{
+			"TimeThatIsNotRFC3339LeftOut",
+			`{"id":"e1","subject":"s","eventType":"T","eventTime":"yesterday","dataVersion":"1"}`,
+			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","dataversion":"1"}`,
+		},
+		{
+			"EscapesKept",
+			`{"id":"e\"1","subject":"caf\u00e9","eventType":"T\\x","eventTime":"2024-05-06T07:08:09+02:00","data":"line\nbreak","dataVersion":"1"}`,
+			`{"specversion":"1.0","id":"e\"1","source":"t1","type":"T\\x","subject":"caf\u00e9","time":"2024-05-06T07:08:09+02:00","datacontenttype":"application/json","dataversion":"1","data":"line\nbreak"}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eg := MustDecodeBatch(t, eventgrid.EventGridSchema, `[`+tt.in+`]`)[0]
+			got, err := schema.EventGridToCloudEvent(eg.Body)
+			if err != nil {
+				t.Fatalf("EventGridToCloudEvent: %v", err)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			}
+			// The result is a canonical CloudEvent: decoding it as one
+			// gives it back unchanged.
+			ce, err := schema.DecodeOne(eventgrid.CloudEventSchemaV1_0, "t1", got, "", accepted)
+			if err != nil {
+				t.Fatalf("the result does not decode as a CloudEvent: %v", err)
+			}
+			if string(ce.Body) != string(got) {
+				t.Fatalf("not canonical: decoding gives\n%s", ce.Body)
+			}
+		})
+	}
+}
+
+func TestEventGridToCloudEvent_NotConvertible(t *testing.T) {
+	for _, in := range []string{
+		`[1]`,
+		`not json`,
+		`{"topic":"t1","eventType":"T"}`,
+		`{"id":"","topic":"t1","eventType":"T"}`,
+		`{"id":"1","eventType":"T"}`,
+		`{"id":"1","topic":"t1","eventType":""}`,
+		`{"id":1,"topic":"t1","eventType":"T"}`,
+	} {
+		if _, err := schema.EventGridToCloudEvent([]byte(in)); !errors.Is(err, schema.ErrNotConvertible) {
+			t.Errorf("EventGridToCloudEvent(%s) error = %v, want ErrNotConvertible", in, err)
+		}
+	}
+}
+
+func BenchmarkEventGridToCloudEvent(b *testing.B) {
+	eg := MustDecodeBatch(b, eventgrid.EventGridSchema, `[`+egFull+`]`)[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := schema.EventGridToCloudEvent(eg.Body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
 	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/schema"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -171,6 +172,7 @@ func deliveryOptions(cfg config.Config) delivery.Options {
 		DefaultSchedule:                eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
 		ExponentialScale:               float64(cfg.ExponentialScale),
 		ProbationAfterFailures:         cfg.ProbationAfterFailures,
+		Transform:                      convertSchema,
 		LogDeliverySuccess:             cfg.LogDeliverySuccess,
 		LogDeliveryFailure:             cfg.LogDeliveryFailure,
 		LogEventExpiry:                 cfg.LogEventExpiry,
@@ -221,4 +223,18 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// convertSchema gives a subscription that asks for CloudEvents on an
+// EventGridSchema topic the converted event (B8). Publishing validated the
+// EventGridSchema event, so the conversion cannot fail on one; should it,
+// the event goes as it is rather than not at all.
+func convertSchema(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte {
+	if !schema.Converts(topic.InputSchema, sub.EventDeliverySchema) {
+		return body
+	}
+	if out, err := schema.EventGridToCloudEvent(body); err == nil {
+		return out
+	}
+	return body
 }

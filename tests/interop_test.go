@@ -235,3 +235,40 @@ func TestInterop_CloudEventsSDK(t *testing.T) {
 		t.Errorf("the SDK receiver took %d events from a batch", n)
 	}
 }
+
+// TestInterop_ConvertedEventsReachCloudEventsReceivers: an EventGridSchema
+// topic feeds a subscription that asks for CloudEvents; the SDK's receiver
+// accepts what it gets, mapped as B8 says.
+func TestInterop_ConvertedEventsReachCloudEventsReceivers(t *testing.T) {
+	b := startBroker(t, fastEnv())
+	createTopic(t, b.URL, "eg", "EventGridSchema")
+	recv := webhooktest.StartReceiver(t)
+	createSubscription(t, b.URL, "eg", "ce", map[string]any{
+		"eventDeliverySchema": "CloudEventSchemaV1_0",
+		"destination":         webhookDest(recv.URL, "contentMode", "Structured"),
+	})
+	plain := newSink(t, nil)
+	createSubscription(t, b.URL, "eg", "plain", map[string]any{"destination": webhookDest(plain.URL)})
+	publish(t, b.URL, "eg", []map[string]any{{
+		"id": "e1", "eventType": "Contoso.Reading", "subject": "sensors/7", "eventTime": "2026-03-04T05:06:07.5Z",
+		"dataVersion": "2.0", "data": map[string]any{"celsius": 21.5},
+	}})
+	eventually(t, 10*time.Second, func() error {
+		if n := len(recv.Received()); n != 1 {
+			return fmt.Errorf("receiver got %d events", n)
+		}
+		return nil
+	})
+	ev := recv.Received()[0]
+	var data map[string]any
+	_ = ev.DataAs(&data)
+	if ev.ID() != "e1" || ev.Type() != "Contoso.Reading" || ev.Source() != "eg" || ev.Subject() != "sensors/7" ||
+		ev.SpecVersion() != "1.0" || ev.DataContentType() != "application/json" || data["celsius"] != 21.5 ||
+		ev.Extensions()["dataversion"] != "2.0" || !ev.Time().Equal(time.Date(2026, 3, 4, 5, 6, 7, 500000000, time.UTC)) {
+		t.Errorf("converted event %s", ev)
+	}
+	// The other subscription still gets the EventGridSchema event.
+	if got := plain.waitAccepted(t, 1, 10*time.Second); got["e1"] != 1 {
+		t.Errorf("plain subscription got %v", got)
+	}
+}

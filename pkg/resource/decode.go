@@ -111,6 +111,9 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 	if sub.Filter, err = decodeFilter(o); err != nil {
 		return sub, err
 	}
+	if sub.DeadLetter, err = decodeDeadLetter(o); err != nil {
+		return sub, err
+	}
 	return sub, nil
 }
 

@@ -60,6 +60,8 @@ type SubscriptionProperties struct {
 	RetryPolicy         *RetryPolicy          `json:"retryPolicy,omitempty"`
 	Filter              *Filter               `json:"filter,omitempty"`
 	PersistencePolicy   *PersistencePolicy    `json:"persistencePolicy,omitempty"`
+	// DeadLetterDestination never carries the connection string, a secret.
+	DeadLetterDestination *DeadLetterDestination `json:"deadLetterDestination,omitempty"`
 	// DeliveryStatus is an edgegrid extension, read-only: what the broker
 	// holds for the subscription right now.
 	DeliveryStatus *DeliveryStatus `json:"deliveryStatus,omitempty"`
@@ -164,6 +166,10 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 	if p := s.PersistencePolicy; p != nil {
 		r.Properties.PersistencePolicy = &PersistencePolicy{IsPersisted: p.IsPersisted}
 	}
+	if d := s.DeadLetter; d != nil {
+		r.Properties.DeadLetterDestination = &DeadLetterDestination{EndpointType: d.EndpointType}
+		r.Properties.DeadLetterDestination.Properties.BlobContainerName = d.ContainerName
+	}
 	if f := s.Filter; f != nil {
 		rf := &Filter{
 			IncludedEventTypes:     f.IncludedEventTypes,
@@ -179,4 +185,12 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 		r.Properties.Filter = rf
 	}
 	return r
+}
+
+// DeadLetterDestination is the response shape of a dead-letter destination.
+type DeadLetterDestination struct {
+	EndpointType eventgrid.EndpointType `json:"endpointType"`
+	Properties   struct {
+		BlobContainerName string `json:"blobContainerName"`
+	} `json:"properties"`
 }

@@ -1,0 +1,93 @@
+// Package azconn reads Azure connection strings: the storage account kind
+// (AccountName, AccountKey, BlobEndpoint, QueueEndpoint,
+// DefaultEndpointsProtocol, EndpointSuffix) and the Service Bus / Event Hubs
+// kind (Endpoint, SharedAccessKeyName, SharedAccessKey, EntityPath). It
+// imports only the standard library, so that validation at PUT needs no
+// SDK. Connection strings are secrets: nothing here puts one, or a key,
+// into an error text.
+package azconn
+
+import (
+	"encoding/base64"
+	"errors"
+	"net/url"
+	"strings"
+)
+
+// Parse splits a connection string into its settings, keyed by lower-cased
+// name. Empty segments (a trailing ';') are allowed.
+func Parse(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, errors.New("is not a connection string: want name=value pairs separated by ';'")
+		}
+		out[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("is empty")
+	}
+	return out, nil
+}
+
+// Storage is a storage account connection string.
+type Storage struct {
+	AccountName string
+	AccountKey  string
+	// BlobEndpoint and QueueEndpoint are the services' base URLs, given or
+	// made from the protocol, account and endpoint suffix.
+	BlobEndpoint  string
+	QueueEndpoint string
+}
+
+// ParseStorage reads a storage account connection string. Its errors say
+// what is missing, never what is there.
+func ParseStorage(s string) (Storage, error) {
+	kv, err := Parse(s)
+	if err != nil {
+		return Storage{}, err
+	}
+	st := Storage{AccountName: kv["accountname"], AccountKey: kv["accountkey"]}
+	switch {
+	case st.AccountName == "":
+		return st, errors.New("has no AccountName")
+	case st.AccountKey == "":
+		return st, errors.New("has no AccountKey (shared access signatures are not supported)")
+	}
+	if _, err := base64.StdEncoding.DecodeString(st.AccountKey); err != nil {
+		return st, errors.New("has an AccountKey that is not base64")
+	}
+	proto := strings.ToLower(kv["defaultendpointsprotocol"])
+	if proto == "" {
+		proto = "https"
+	}
+	if proto != "http" && proto != "https" {
+		return st, errors.New("has a DefaultEndpointsProtocol other than http or https")
+	}
+	suffix := kv["endpointsuffix"]
+	if suffix == "" {
+		suffix = "core.windows.net"
+	}
+	endpoint := func(given, service string) (string, error) {
+		if given == "" {
+			return proto + "://" + st.AccountName + "." + service + "." + suffix, nil
+		}
+		u, err := url.Parse(given)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "", errors.New("has a " + service + " endpoint that is not an http or https URL")
+		}
+		return strings.TrimRight(given, "/"), nil
+	}
+	if st.BlobEndpoint, err = endpoint(kv["blobendpoint"], "blob"); err != nil {
+		return st, err
+	}
+	if st.QueueEndpoint, err = endpoint(kv["queueendpoint"], "queue"); err != nil {
+		return st, err
+	}
+	return st, nil
+}

@@ -1,0 +1,251 @@
+package deadletter_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/deadletter"
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+)
+
+// counts records the Writer's metrics.
+type counts struct {
+	written, failed, dropped atomic.Int64
+}
+
+func (c *counts) DeadLetterWritten(_ *eventgrid.EventSubscription, n int) { c.written.Add(int64(n)) }
+func (c *counts) DeadLetterWriteFailed(*eventgrid.EventSubscription)      { c.failed.Add(1) }
+func (c *counts) DeadLetterDropped(_ *eventgrid.EventSubscription, n int) { c.dropped.Add(int64(n)) }
+
+// logBuffer is a concurrency-safe log sink.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func sub(name string, schema eventgrid.InputSchema, connStr string) *eventgrid.EventSubscription {
+	return &eventgrid.EventSubscription{UID: uint64(len(name)) + uint64(name[0])<<8, Topic: "t1", Name: name, EventDeliverySchema: schema,
+		DeadLetter: &eventgrid.DeadLetterDestination{EndpointType: eventgrid.StorageBlob, ContainerName: "deadletters", ConnectionString: connStr}}
+}
+
+var published = time.Date(2026, 2, 3, 4, 5, 6, 700000000, time.UTC)
+
+func letter(s *eventgrid.EventSubscription, body, reason string, status int, outcome delivery.Outcome, done *atomic.Int64) delivery.DeadLetter {
+	return delivery.DeadLetter{
+		Subscription: s, Body: []byte(body), Reason: reason, Attempts: 3,
+		Last: delivery.Result{Outcome: outcome, StatusCode: status}, Published: published,
+		LastAttempt: published.Add(90 * time.Second), Done: func() { done.Add(1) },
+	}
+}
+
+// blobs returns every blob of the container by name, each decoded as the
+// JSON array it must be.
+func blobs(t *testing.T, connStr string) map[string][]map[string]any {
+	t.Helper()
+	c, err := container.NewClientFromConnectionString(connStr, "deadletters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]map[string]any{}
+	pager := c.NewListBlobsFlatPager(nil)
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		if err != nil {
+			return out // no container yet
+		}
+		for _, b := range page.Segment.BlobItems {
+			resp, err := c.NewBlobClient(*b.Name).DownloadStream(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var events []map[string]any
+			if err := json.Unmarshal(raw, &events); err != nil {
+				t.Fatalf("blob %s is not a JSON array: %v: %s", *b.Name, err, raw)
+			}
+			out[*b.Name] = events
+		}
+	}
+	return out
+}
+
+func allEvents(m map[string][]map[string]any) []map[string]any {
+	var all []map[string]any
+	for _, evs := range m {
+		all = append(all, evs...)
+	}
+	return all
+}
+
+var blobPath = regexp.MustCompile(`^([A-Z0-9_-]+)/(\d{4})/([1-9]\d?)/([1-9]\d?)/(\d{1,2})/[0-9a-f-]{36}\.json$`)
+
+func TestWriter_ShapesAndLayout(t *testing.T) {
+	az := azurite.Start(t)
+	connStr := az.ConnectionString(azurite.Key)
+	m := &counts{}
+	w := deadletter.New(deadletter.Options{FlushInterval: 200 * time.Millisecond, Metrics: m}, zerolog.Nop())
+	defer w.Close(context.Background())
+	var done atomic.Int64
+	eg := sub("egSub", eventgrid.EventGridSchema, connStr)
+	ce := sub("ceSub", eventgrid.CloudEventSchemaV1_0, connStr)
+	custom := sub("customSub", eventgrid.CustomEventSchema, connStr)
+	w.DeadLetter(letter(eg, `{"id":"1","topic":"t1","subject":"s","eventType":"T","eventTime":"2026-01-01T00:00:00Z","data":{"a":1},"dataVersion":"1","metadataVersion":"1"}`,
+		"UndeliverableDueToHttpBadRequest", 400, delivery.OutcomeBadRequest, &done))
+	w.DeadLetter(letter(eg, `{"id":"2","topic":"t1","subject":"s","eventType":"T","eventTime":"2026-01-01T00:00:00Z","data":{},"dataVersion":"1","metadataVersion":"1"}`,
+		delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done))
+	w.DeadLetter(letter(ce, `{"specversion":"1.0","id":"c1","source":"src","type":"T","data":{"x":true}}`,
+		delivery.ReasonTimeToLive, 0, delivery.OutcomeTimedOut, &done))
+	w.DeadLetter(letter(custom, ` {"my":"event", "n": [1, 2]} `, delivery.ReasonMaxDeliveryAttempts, 503, delivery.OutcomeBusy, &done))
+	brokertest.Eventually(t, 30*time.Second, func() error {
+		if done.Load() != 4 {
+			return fmt.Errorf("%d of 4 letters done", done.Load())
+		}
+		return nil
+	})
+	if m.written.Load() != 4 || m.failed.Load() != 0 {
+		t.Errorf("written %d, failed %d", m.written.Load(), m.failed.Load())
+	}
+	got := blobs(t, connStr)
+	byID := map[string]map[string]any{}
+	for name, evs := range got {
+		p := blobPath.FindStringSubmatch(name)
+		if p == nil {
+			t.Errorf("blob %s is not laid out as <SUBSCRIPTION>/<yyyy>/<M>/<d>/<H>/<uuid>.json", name)
+			continue
+		}
+		if p[1] != strings.ToUpper(p[1]) || !strings.Contains("EGSUB CESUB CUSTOMSUB", p[1]) {
+			t.Errorf("blob %s: folder %s", name, p[1])
+		}
+		for _, ev := range evs {
+			id, _ := ev["id"].(string)
+			if p[1] == "CUSTOMSUB" {
+				id = "custom"
+			}
+			byID[id] = ev
+		}
+	}
+	eg1, eg2, c1, cu := byID["1"], byID["2"], byID["c1"], byID["custom"]
+	if eg1 == nil || eg2 == nil || c1 == nil || cu == nil {
+		t.Fatalf("blobs %v", got)
+	}
+	if eg1["deadLetterReason"] != "UndeliverableDueToHttpBadRequest" || eg1["deliveryAttempts"] != 3.0 ||
+		eg1["lastDeliveryOutcome"] != "BadRequest" || eg1["lastHttpStatusCode"] != 400.0 ||
+		eg1["publishTime"] != "2026-02-03T04:05:06.7000000Z" || eg1["lastDeliveryAttemptTime"] != "2026-02-03T04:06:36.7000000Z" ||
+		eg1["eventType"] != "T" || eg1["data"].(map[string]any)["a"] != 1.0 {
+		t.Errorf("EventGridSchema dead letter %v", eg1)
+	}
+	if eg2["deadLetterReason"] != "MaxDeliveryAttemptsExceeded" || eg2["lastDeliveryOutcome"] != "Aborted" || eg2["lastHttpStatusCode"] != 500.0 {
+		t.Errorf("EventGridSchema dead letter %v", eg2)
+	}
+	if c1["deadletterreason"] != "TimeToLiveExceeded" || c1["lastdeliveryoutcome"] != "TimedOut" || c1["deliveryattempts"] != 3.0 ||
+		c1["publishtime"] == nil || c1["lastdeliveryattempttime"] == nil || c1["lasthttpstatuscode"] != nil || c1["specversion"] != "1.0" {
+		t.Errorf("CloudEvents dead letter %v", c1)
+	}
+	data, _ := json.Marshal(cu["data"])
+	if string(data) != `{"my":"event","n":[1,2]}` || cu["eventType"] != deadletter.CustomEventType || cu["topic"] != "t1" ||
+		cu["subject"] != "/topics/t1/eventSubscriptions/customSub" || cu["metadataVersion"] != "1" || cu["dataVersion"] == nil ||
+		cu["eventTime"] != "2026-02-03T04:05:06.7000000Z" || cu["deadLetterReason"] != delivery.ReasonMaxDeliveryAttempts ||
+		cu["lastDeliveryOutcome"] != "Busy" || len(cu["id"].(string)) != 36 {
+		t.Errorf("CustomEventSchema dead letter %v", cu)
+	}
+	if n := len(got); n != 3 {
+		t.Errorf("%d blobs, want one per subscription", n)
+	}
+}
+
+func TestWriter_StorageDownThenBack(t *testing.T) {
+	az := azurite.Start(t)
+	connStr := az.ConnectionString(azurite.Key)
+	m := &counts{}
+	logs := &logBuffer{}
+	w := deadletter.New(deadletter.Options{FlushInterval: 100 * time.Millisecond, RetryInterval: 50 * time.Millisecond, Metrics: m}, zerolog.New(logs))
+	defer w.Close(context.Background())
+	s := sub("s", eventgrid.EventGridSchema, connStr)
+	var done atomic.Int64
+	az.Stop()
+	for i := range 20 {
+		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"%d","data":{}}`, i), delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done))
+	}
+	brokertest.Eventually(t, 10*time.Second, func() error {
+		if m.failed.Load() < 2 {
+			return fmt.Errorf("%d failed writes", m.failed.Load())
+		}
+		return nil
+	})
+	if done.Load() != 0 || m.dropped.Load() != 0 {
+		t.Fatalf("letters done (%d) or dropped (%d) while storage was down", done.Load(), m.dropped.Load())
+	}
+	if !strings.Contains(logs.String(), "dead letters could not be written") {
+		t.Errorf("no log line while storage was down: %s", logs.String())
+	}
+	az.Restart()
+	brokertest.Eventually(t, 30*time.Second, func() error {
+		if done.Load() != 20 {
+			return fmt.Errorf("%d of 20 letters done", done.Load())
+		}
+		return nil
+	})
+	if n := len(allEvents(blobs(t, connStr))); n != 20 || m.written.Load() != 20 {
+		t.Errorf("%d dead letters in storage, %d counted written; want 20", n, m.written.Load())
+	}
+	if strings.Contains(logs.String(), azurite.Key) {
+		t.Error("the account key reached the log")
+	}
+}
+
+func TestWriter_WrongKeyReportedThenDropped(t *testing.T) {
+	az := azurite.Start(t)
+	wrong := "AAAA" + azurite.Key[4:]
+	connStr := az.ConnectionString(wrong)
+	m := &counts{}
+	logs := &logBuffer{}
+	w := deadletter.New(deadletter.Options{FlushInterval: 50 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
+		MaxWait: 2 * time.Second, Metrics: m}, zerolog.New(logs))
+	defer w.Close(context.Background())
+	var done atomic.Int64
+	w.DeadLetter(letter(sub("s", eventgrid.EventGridSchema, connStr), `{"id":"1","data":{}}`, delivery.ReasonTimeToLive, 0, delivery.OutcomeTimedOut, &done))
+	brokertest.Eventually(t, 10*time.Second, func() error {
+		if m.dropped.Load() != 1 || done.Load() != 1 {
+			return fmt.Errorf("dropped %d, done %d", m.dropped.Load(), done.Load())
+		}
+		return nil
+	})
+	out := logs.String()
+	if !strings.Contains(out, "storage answered 403") || !strings.Contains(out, "dead letters dropped") {
+		t.Errorf("log does not report the refused key and the drop: %s", out)
+	}
+	if m.failed.Load() == 0 {
+		t.Error("no failed write counted")
+	}
+	if strings.Contains(out, wrong) || strings.Contains(out, "AccountKey") {
+		t.Error("the connection string reached the log")
+	}
+}

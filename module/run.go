@@ -14,6 +14,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/config"
+	"github.com/edgegrid/edgegrid/pkg/deadletter"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
@@ -75,7 +76,17 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		eventgrid.WebHook:   hooks,
 		eventgrid.EventGrid: hooks,
 	}
-	engine := delivery.New(deliveryOptions(cfg), sender, engineMetrics, log)
+	dlOpts := deadletter.Options{
+		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
+		MaxWait:       time.Duration(cfg.DeadLetterMaxWaitSeconds) * time.Second,
+	}
+	if prom != nil {
+		dlOpts.Metrics = prom
+	}
+	deadLetters := deadletter.New(dlOpts, log)
+	engineOpts := deliveryOptions(cfg)
+	engineOpts.DeadLetterer = deadLetters
+	engine := delivery.New(engineOpts, sender, engineMetrics, log)
 	obs = append(obs, engine, hooks)
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
@@ -96,6 +107,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	reg := registry.New(regOpts, obs)
 	if err := applyDesiredConfig(ctx, cfg, reg, log); err != nil {
 		engine.Close(0)
+		deadLetters.Close(context.Background())
 		return err
 	}
 	srv := api.New(apiOpts, reg, engine, log)
@@ -105,6 +117,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		defer cancel()
 		_ = srv.Close(sctx)
 		engine.Close(0)
+		deadLetters.Close(context.Background())
 		return err
 	}
 
@@ -118,6 +131,12 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		log.Warn().Err(err).Msg("requests still in flight at the stop timeout were cut off")
 	}
 	engine.Close(time.Until(deadline))
+	// Dead letters get what is left of the stop timeout, and a second at least.
+	dctx, dcancel := context.WithDeadline(context.Background(), maxTime(deadline, time.Now().Add(time.Second)))
+	defer dcancel()
+	if n := deadLetters.Close(dctx); n > 0 {
+		log.Warn().Int("events", n).Msg("dead letters not written before the stop timeout were dropped")
+	}
 	log.Info().Msg("edgegrid stopped")
 	return nil
 }
@@ -237,4 +256,11 @@ func convertSchema(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body
 		return out
 	}
 	return body
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -187,6 +187,13 @@ type Config struct {
 	// ExponentialScale is broker__exponentialScale (edgegrid extension): a
 	// factor on the CloudExponential delays and probation lengths.
 	ExponentialScale Factor `envconfig:"BROKER__EXPONENTIALSCALE" default:"1"`
+	// DeadLetterFlushIntervalSeconds is
+	// broker__deadLetterFlushIntervalInSeconds (edgegrid extension): the
+	// least time between two dead-letter blobs of one subscription.
+	DeadLetterFlushIntervalSeconds int `envconfig:"BROKER__DEADLETTERFLUSHINTERVALINSECONDS" default:"60"`
+	// DeadLetterMaxWaitSeconds is broker__deadLetterMaxWaitInSeconds
+	// (edgegrid extension): how long dead letters wait for storage.
+	DeadLetterMaxWaitSeconds int `envconfig:"BROKER__DEADLETTERMAXWAITINSECONDS" default:"14400"`
 	// ProbationAfterFailures is broker__probationAfterFailures (edgegrid
 	// extension): consecutive failed attempts before probation.
 	ProbationAfterFailures int `envconfig:"BROKER__PROBATIONAFTERFAILURES" default:"10"`

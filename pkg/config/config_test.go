@@ -101,6 +101,8 @@ var specDefaults = config.Config{
 	DefaultRetrySchedule:                 "EdgeQueues",
 	ExponentialScale:                     1,
 	ProbationAfterFailures:               10,
+	DeadLetterFlushIntervalSeconds:       60,
+	DeadLetterMaxWaitSeconds:             14400,
 	MaxDeliveriesPerSubscription:         16,
 	MaxAdvancedFilters:                   25,
 	MaxFilterValues:                      25,

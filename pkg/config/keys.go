@@ -115,6 +115,8 @@ var keyTable = []key{
 	{name: "broker__defaultRetrySchedule"},
 	{name: "broker__exponentialScale"},
 	{name: "broker__probationAfterFailures"},
+	{name: "broker__deadLetterFlushIntervalInSeconds"},
+	{name: "broker__deadLetterMaxWaitInSeconds"},
 	{name: "broker__maxConcurrentDeliveriesPerSubscription"},
 	{name: "api__filterLimits__maxAdvancedFilters"},
 	{name: "api__filterLimits__maxValuesPerFilter"},

@@ -64,6 +64,8 @@ func (c Config) intRanges() []intRange {
 		atLeast("BROKER__MAXQUEUEDEVENTSPERSUBSCRIPTION", c.MaxQueuedEventsPerSubscription, 1),
 		{"BROKER__MAXQUEUEDBYTESPERSUBSCRIPTION", c.MaxQueuedBytesPerSubscription, 1, unbounded},
 		atLeast("BROKER__PROBATIONAFTERFAILURES", c.ProbationAfterFailures, 1),
+		atLeast("BROKER__DEADLETTERFLUSHINTERVALINSECONDS", c.DeadLetterFlushIntervalSeconds, 1),
+		atLeast("BROKER__DEADLETTERMAXWAITINSECONDS", c.DeadLetterMaxWaitSeconds, 1),
 		atLeast("BROKER__MAXCONCURRENTDELIVERIESPERSUBSCRIPTION", c.MaxDeliveriesPerSubscription, 1),
 		atLeast("API__FILTERLIMITS__MAXADVANCEDFILTERS", c.MaxAdvancedFilters, 1),
 		atLeast("API__FILTERLIMITS__MAXVALUESPERFILTER", c.MaxFilterValues, 1),

@@ -59,6 +59,8 @@ type Prometheus struct {
 	successLatency, failureLatency, firstAttempt *prometheus.HistogramVec
 	dropped                                      *prometheus.CounterVec
 	deadLettered                                 *prometheus.CounterVec
+	deadLetterWritten, deadLetterFailed          *prometheus.CounterVec
+	deadLetterDropped                            *prometheus.CounterVec
 	rejected                                     prometheus.Counter
 
 	stats atomic.Pointer[func() delivery.Stats]
@@ -99,22 +101,25 @@ func NewPrometheus() *Prometheus {
 	}
 	t, ts := labelTopic, labelSubscription
 	p := &Prometheus{
-		reg:             prometheus.NewRegistry(),
-		eventsReceived:  counter("eventgrid_topic_events_received_total", "Events accepted by publish requests (EventsReceived).", t),
-		unmatched:       counter("eventgrid_topic_unmatched_events_total", "Accepted events that matched no subscription and were dropped (UnmatchedEvents).", t),
-		successRequests: counter("eventgrid_topic_success_requests_total", "Publish requests answered with 2xx (SuccessRequests).", t),
-		systemErrors:    counter("eventgrid_topic_system_error_requests_total", "Publish requests answered with 5xx (SystemErrorRequests).", t),
-		userErrors:      counter("eventgrid_topic_user_error_requests_total", "Publish requests answered with 4xx (UserErrorRequests).", t),
-		requestLatency:  histogram("eventgrid_topic_success_request_latency_ms", "Latency of successful publish requests in milliseconds (SuccessRequestLatencyMs).", requestBucketsMs, t),
-		delivered:       counter("eventgrid_subscription_delivery_success_total", "Events delivered (DeliverySuccessCounts).", t, ts),
-		failed:          counter("eventgrid_subscription_delivery_failure_total", "Events in failed delivery attempts (DeliveryFailureCounts).", t, ts),
-		attempts:        counter("eventgrid_subscription_delivery_attempts_total", "Event delivery attempts: n per request of n events (DeliveryAttemptsCount).", t, ts),
-		expired:         counter("eventgrid_subscription_expired_total", "Events dropped by the retry policy: time to live or attempts exhausted (ExpiredCounts).", t, ts),
-		successLatency:  histogram("eventgrid_subscription_delivery_success_latency_ms", "Latency of successful delivery requests in milliseconds (DeliverySuccessLatencyMs).", deliveryBucketsMs, t, ts),
-		failureLatency:  histogram("eventgrid_subscription_delivery_failure_latency_ms", "Latency of failed delivery requests in milliseconds (DeliveryFailureLatencyMs).", deliveryBucketsMs, t, ts),
-		firstAttempt:    histogram("eventgrid_subscription_system_delay_for_first_attempt_ms", "Time from acceptance to the first delivery attempt in milliseconds (SystemDelayForFirstAttemptMs).", deliveryBucketsMs, t, ts),
-		dropped:         counter("eventgrid_events_dropped_total", "Events that left a subscription's queue undelivered, by reason.", t, ts, labelReason),
-		deadLettered:    counter("eventgrid_subscription_dead_lettered_total", "Events handed to the subscription's dead-letter destination, by deadLetterReason.", t, ts, labelReason),
+		reg:               prometheus.NewRegistry(),
+		eventsReceived:    counter("eventgrid_topic_events_received_total", "Events accepted by publish requests (EventsReceived).", t),
+		unmatched:         counter("eventgrid_topic_unmatched_events_total", "Accepted events that matched no subscription and were dropped (UnmatchedEvents).", t),
+		successRequests:   counter("eventgrid_topic_success_requests_total", "Publish requests answered with 2xx (SuccessRequests).", t),
+		systemErrors:      counter("eventgrid_topic_system_error_requests_total", "Publish requests answered with 5xx (SystemErrorRequests).", t),
+		userErrors:        counter("eventgrid_topic_user_error_requests_total", "Publish requests answered with 4xx (UserErrorRequests).", t),
+		requestLatency:    histogram("eventgrid_topic_success_request_latency_ms", "Latency of successful publish requests in milliseconds (SuccessRequestLatencyMs).", requestBucketsMs, t),
+		delivered:         counter("eventgrid_subscription_delivery_success_total", "Events delivered (DeliverySuccessCounts).", t, ts),
+		failed:            counter("eventgrid_subscription_delivery_failure_total", "Events in failed delivery attempts (DeliveryFailureCounts).", t, ts),
+		attempts:          counter("eventgrid_subscription_delivery_attempts_total", "Event delivery attempts: n per request of n events (DeliveryAttemptsCount).", t, ts),
+		expired:           counter("eventgrid_subscription_expired_total", "Events dropped by the retry policy: time to live or attempts exhausted (ExpiredCounts).", t, ts),
+		successLatency:    histogram("eventgrid_subscription_delivery_success_latency_ms", "Latency of successful delivery requests in milliseconds (DeliverySuccessLatencyMs).", deliveryBucketsMs, t, ts),
+		failureLatency:    histogram("eventgrid_subscription_delivery_failure_latency_ms", "Latency of failed delivery requests in milliseconds (DeliveryFailureLatencyMs).", deliveryBucketsMs, t, ts),
+		firstAttempt:      histogram("eventgrid_subscription_system_delay_for_first_attempt_ms", "Time from acceptance to the first delivery attempt in milliseconds (SystemDelayForFirstAttemptMs).", deliveryBucketsMs, t, ts),
+		dropped:           counter("eventgrid_events_dropped_total", "Events that left a subscription's queue undelivered, by reason.", t, ts, labelReason),
+		deadLettered:      counter("eventgrid_subscription_dead_lettered_total", "Events handed to the subscription's dead-letter destination, by deadLetterReason.", t, ts, labelReason),
+		deadLetterWritten: counter("eventgrid_dead_letter_written_total", "Dead-lettered events written to their blob container.", t, ts),
+		deadLetterFailed:  counter("eventgrid_dead_letter_write_failures_total", "Failed writes of dead letters to blob storage (each is retried).", t, ts),
+		deadLetterDropped: counter("eventgrid_dead_letter_dropped_total", "Dead-lettered events dropped because storage did not take them in time, or at shutdown.", t, ts),
 		rejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "eventgrid_publish_rejected_total",
 			Help: "Deliveries refused at publish with 503 because the broker's queues were full.",
@@ -125,7 +130,7 @@ func NewPrometheus() *Prometheus {
 	p.reg.MustRegister(
 		p.eventsReceived, p.unmatched, p.successRequests, p.systemErrors, p.userErrors, p.requestLatency,
 		p.delivered, p.failed, p.attempts, p.expired, p.successLatency, p.failureLatency, p.firstAttempt,
-		p.dropped, p.deadLettered, p.rejected,
+		p.dropped, p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped, p.rejected,
 		newStatsCollector(&p.stats),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -286,7 +291,8 @@ func (p *Prometheus) ForgetTopic(name string) {
 		}
 		p.requestLatency.DeleteLabelValues(t)
 		match := prometheus.Labels{labelTopic: t}
-		for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired, p.dropped, p.deadLettered} {
+		for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired, p.dropped, p.deadLettered,
+			p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped} {
 			v.DeletePartialMatch(match)
 		}
 		for _, v := range []*prometheus.HistogramVec{p.successLatency, p.failureLatency, p.firstAttempt} {
@@ -366,7 +372,24 @@ func (p *Prometheus) deleteSubSeriesLocked(topic, name string) {
 		v.DeleteLabelValues(topic, name)
 	}
 	p.dropped.DeletePartialMatch(prometheus.Labels{labelTopic: topic, labelSubscription: name})
-	p.deadLettered.DeletePartialMatch(prometheus.Labels{labelTopic: topic, labelSubscription: name})
+	for _, v := range []*prometheus.CounterVec{p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped} {
+		v.DeletePartialMatch(prometheus.Labels{labelTopic: topic, labelSubscription: name})
+	}
+}
+
+// DeadLetterWritten implements deadletter.Metrics.
+func (p *Prometheus) DeadLetterWritten(sub *eventgrid.EventSubscription, n int) {
+	p.deadLetterWritten.WithLabelValues(sub.Topic, sub.Name).Add(float64(n))
+}
+
+// DeadLetterWriteFailed implements deadletter.Metrics.
+func (p *Prometheus) DeadLetterWriteFailed(sub *eventgrid.EventSubscription) {
+	p.deadLetterFailed.WithLabelValues(sub.Topic, sub.Name).Inc()
+}
+
+// DeadLetterDropped implements deadletter.Metrics.
+func (p *Prometheus) DeadLetterDropped(sub *eventgrid.EventSubscription, n int) {
+	p.deadLetterDropped.WithLabelValues(sub.Topic, sub.Name).Add(float64(n))
 }
 
 // droppedCounter returns the subscription's counter of reason.

@@ -183,6 +183,9 @@ func decodeDestination(o object) (eventgrid.Destination, error) {
 	if err := decodeWebhookInterop(p, &d); err != nil {
 		return d, err
 	}
+	if err := decodeDeliveryAttributes(p, &d); err != nil {
+		return d, err
+	}
 	if d.MaxEventsPerBatch, _, err = p.positiveInt(eventgrid.EInvalidDelivery, "maxEventsPerBatch"); err != nil {
 		return d, err
 	}

@@ -103,6 +103,9 @@ type DestinationProperties struct {
 	// signingSecret is a secret and is never returned.
 	ContentMode eventgrid.ContentMode    `json:"contentMode,omitempty"`
 	Validation  eventgrid.ValidationMode `json:"validation,omitempty"`
+	// DeliveryAttributeMappings are the custom headers (B5); secret values
+	// are never returned.
+	DeliveryAttributeMappings []DeliveryAttribute `json:"deliveryAttributeMappings,omitempty"`
 }
 
 // RetryPolicy is the response shape of a retry policy.
@@ -156,6 +159,7 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 					PreferredBatchSizeInKilobytes: s.Destination.PreferredBatchSizeInKilobytes,
 					ContentMode:                   s.Destination.ContentMode,
 					Validation:                    s.Destination.Validation,
+					DeliveryAttributeMappings:     encodeDeliveryAttributes(s.Destination.DeliveryAttributes),
 				},
 			},
 		},

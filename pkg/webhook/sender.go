@@ -163,6 +163,7 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 	if p.contentType != "" {
 		h.Set("Content-Type", p.contentType)
 	}
+	setProperties(h, dst.DeliveryAttributes, b.Bodies)
 	h.Set("aeg-event-type", "Notification")
 	h.Set("aeg-subscription-name", sub.Name)
 	h.Set("aeg-delivery-count", strconv.Itoa(b.DeliveryCount))

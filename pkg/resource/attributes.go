@@ -1,0 +1,155 @@
+package resource
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// Limits of custom delivery properties (B5), as the cloud has them.
+const (
+	maxDeliveryAttributes    = 10
+	maxDeliveryAttributeSize = 4096
+)
+
+// reservedHeaders are the header names the broker sets itself (B5); a
+// name ending in '-' reserves the prefix.
+var reservedHeaders = []string{"aeg-", "content-type", "content-length", "host", "connection", "transfer-encoding", "webhook-", "ce-"}
+
+// decodeDeliveryAttributes reads deliveryAttributeMappings: custom headers
+// (B5), Static (a value, secret or not) or Dynamic (the value at a key of
+// the event).
+func decodeDeliveryAttributes(p object, d *eventgrid.Destination) error {
+	list, ok, err := p.array(eventgrid.EInvalidDestination, "deliveryAttributeMappings")
+	if err != nil || !ok {
+		return err
+	}
+	field := p.field("deliveryAttributeMappings")
+	if len(list) > maxDeliveryAttributes {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s has %d entries; at most %d are allowed.", field, len(list), maxDeliveryAttributes)
+	}
+	seen := map[string]bool{}
+	for i, raw := range list {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		o, err := parseObject(raw, at, eventgrid.EInvalidDestination)
+		if err != nil {
+			return err
+		}
+		a, err := decodeDeliveryAttribute(o)
+		if err != nil {
+			return err
+		}
+		lower := strings.ToLower(a.Name)
+		if seen[lower] {
+			return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s names %q a second time.", o.field("name"), a.Name)
+		}
+		seen[lower] = true
+		d.DeliveryAttributes = append(d.DeliveryAttributes, a)
+	}
+	return nil
+}
+
+func decodeDeliveryAttribute(o object) (eventgrid.DeliveryAttribute, error) {
+	var a eventgrid.DeliveryAttribute
+	var err error
+	if a.Name, _, err = o.str(eventgrid.EInvalidDestination, "name"); err != nil {
+		return a, err
+	}
+	if msg := headerNameProblem(a.Name); msg != "" {
+		return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", o.field("name"), msg)
+	}
+	typ, _, err := o.str(eventgrid.EInvalidDestination, "type")
+	if err != nil {
+		return a, err
+	}
+	propsRaw, _, _ := o.get("properties")
+	props, err := parseObject(propsRaw, o.field("properties"), eventgrid.EInvalidDestination)
+	if err != nil {
+		return a, err
+	}
+	switch {
+	case strings.EqualFold(typ, "Static"):
+		a.Type = "Static"
+		var ok bool
+		if a.Value, ok, err = props.str(eventgrid.EInvalidDestination, "value"); err != nil {
+			return a, err
+		} else if !ok {
+			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required for a Static mapping.", props.field("value"))
+		}
+		if len(a.Value) > maxDeliveryAttributeSize {
+			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is %d bytes long; at most %d are allowed.", props.field("value"), len(a.Value), maxDeliveryAttributeSize)
+		}
+		if strings.ContainsAny(a.Value, "\r\n\x00") {
+			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s must not contain line breaks or NUL.", props.field("value"))
+		}
+		if a.IsSecret, _, err = props.boolean(eventgrid.EInvalidDestination, "isSecret"); err != nil {
+			return a, err
+		}
+	case strings.EqualFold(typ, "Dynamic"):
+		a.Type = "Dynamic"
+		var ok bool
+		if a.SourceField, ok, err = props.str(eventgrid.EInvalidDestination, "sourceField"); err != nil {
+			return a, err
+		} else if !ok || a.SourceField == "" {
+			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required for a Dynamic mapping.", props.field("sourceField"))
+		}
+		for _, seg := range strings.Split(a.SourceField, ".") {
+			if seg == "" {
+				return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %q has an empty segment.", props.field("sourceField"), a.SourceField)
+			}
+		}
+	default:
+		return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %q is not valid; accepted values are Static and Dynamic.", o.field("type"), typ)
+	}
+	return a, nil
+}
+
+// headerNameProblem says why name cannot be a custom header, or "".
+func headerNameProblem(name string) string {
+	if name == "" {
+		return "is required"
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return fmt.Sprintf("%q is not a valid HTTP header name", name)
+		}
+	}
+	lower := strings.ToLower(name)
+	for _, r := range reservedHeaders {
+		if lower == r || (strings.HasSuffix(r, "-") && strings.HasPrefix(lower, r)) {
+			return fmt.Sprintf("%q is a header the broker sets itself (aeg-*, Content-Type, Content-Length, Host, Connection, Transfer-Encoding, webhook-*, ce-*)", name)
+		}
+	}
+	return ""
+}
+
+// DeliveryAttribute is the response shape of a delivery attribute mapping;
+// a secret value is never returned.
+type DeliveryAttribute struct {
+	Name       string                      `json:"name"`
+	Type       string                      `json:"type"`
+	Properties DeliveryAttributeProperties `json:"properties"`
+}
+
+// DeliveryAttributeProperties are a mapping's value or source field.
+type DeliveryAttributeProperties struct {
+	Value       string `json:"value,omitempty"`
+	IsSecret    bool   `json:"isSecret,omitempty"`
+	SourceField string `json:"sourceField,omitempty"`
+}
+
+func encodeDeliveryAttributes(attrs []eventgrid.DeliveryAttribute) []DeliveryAttribute {
+	var out []DeliveryAttribute
+	for _, a := range attrs {
+		r := DeliveryAttribute{Name: a.Name, Type: a.Type}
+		r.Properties.IsSecret = a.IsSecret
+		r.Properties.SourceField = a.SourceField
+		if !a.IsSecret {
+			r.Properties.Value = a.Value
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -72,3 +72,52 @@ func BenchmarkEngine(b *testing.B) {
 	b.Run("FanOut/10subs/publish100", func(b *testing.B) { benchmarkEngine(b, 10, 100, 0) })
 	b.Run("FanOut/10subs/publish100/batch50", func(b *testing.B) { benchmarkEngine(b, 10, 100, 50) })
 }
+
+// failOnceSender fails every event's first attempt and accepts the second.
+type failOnceSender struct{ n atomic.Int64 }
+
+func (s *failOnceSender) Send(_ context.Context, b *delivery.Batch) error {
+	if b.DeliveryCount == 0 {
+		return errFail
+	}
+	s.n.Add(int64(len(b.Bodies)))
+	return nil
+}
+
+// BenchmarkEngineRetries measures a delivery that fails once and is retried,
+// through the EdgeQueues back-off lists or the CloudExponential heap, with
+// delays shortened to a microsecond.
+func BenchmarkEngineRetries(b *testing.B) {
+	for _, schedule := range []eventgrid.RetrySchedule{eventgrid.EdgeQueues, eventgrid.CloudExponential} {
+		b.Run(string(schedule), func(b *testing.B) {
+			s := &failOnceSender{}
+			o := delivery.DefaultOptions()
+			o.MaxQueuedEvents, o.MaxQueuedBytes = 1<<30, 1<<40
+			o.MaxQueuedEventsPerSubscription, o.MaxQueuedBytesPerSubscription = 1<<30, 1<<40
+			o.Backoff = [2]time.Duration{time.Microsecond, time.Microsecond}
+			o.ExponentialScale = 1e-7
+			o.LogDeliveryFailure = false
+			o.DefaultSchedule = schedule
+			e := delivery.New(o, s, nil, zerolog.Nop())
+			defer e.Close(time.Second)
+			sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 50 })
+			events := make([]eventgrid.Delivery, 100)
+			for i := range events {
+				events[i] = eventgrid.Delivery{Event: newEvent(fmt.Sprint(i), 1024), Subscriptions: []*eventgrid.EventSubscription{sub}}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for published := 0; published < b.N; published += 100 {
+				n := min(100, b.N-published)
+				if err := e.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: events[:n]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for s.n.Load() < int64(b.N) {
+				time.Sleep(50 * time.Microsecond)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/delivery")
+		})
+	}
+}

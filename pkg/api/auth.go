@@ -25,7 +25,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if reason, err := s.opts.Authenticator.Authenticate(c.Request()); err != nil {
 			s.log.Debug().Str("reason", reason).Str("remote", c.RealIP()).Str("path", c.Request().URL.Path).Msg("request refused: not authenticated")
-			return eventgrid.Errorf(eventgrid.EUnauthorized, "The request is not authorized: present a trusted client certificate or a valid aeg-sas-key or aeg-sas-token.")
+			return eventgrid.Errorf(eventgrid.EUnauthorized, "The request is not authorized: present a trusted client certificate, a valid aeg-sas-key, or a SAS token in aeg-sas-token or Authorization: SharedAccessSignature.")
 		}
 		return next(c)
 	}

@@ -28,6 +28,9 @@ type Options struct {
 	EventGridHTTPSOnly             bool
 	EventGridAllowInvalidHostnames bool
 	SkipEventGridURLValidation     bool
+	// EdgeHubAvailable says whether the broker can reach edgeHub (under IoT
+	// Edge, or with an MQTT endpoint configured).
+	EdgeHubAvailable bool
 }
 
 // DefaultOptions returns the documented defaults.
@@ -117,6 +120,9 @@ func (o Options) validateDestination(d *eventgrid.Destination) error {
 	}
 	if d.PreferredBatchSizeInKilobytes < 0 || d.PreferredBatchSizeInKilobytes > o.MaxPreferredBatchSizeKB {
 		return eventgrid.Errorf(eventgrid.EInvalidDelivery, field+"preferredBatchSizeInKilobytes must be between 1 and %d; got %d.", o.MaxPreferredBatchSizeKB, d.PreferredBatchSizeInKilobytes)
+	}
+	if handled, err := o.validateBrokerDestination(d); handled {
+		return err
 	}
 	if d.EndpointURL == "" {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl is required.")

@@ -1,6 +1,7 @@
 package resource_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -24,10 +25,8 @@ func TestDecodeSubscription_Errors(t *testing.T) {
 		{"DestinationNotObject", `{"properties":{"destination":1}}`, eventgrid.EInvalidDestination, nil},
 		{"NoEndpointType", `{"properties":{"destination":{}}}`, eventgrid.EInvalidDestination, []string{"properties.destination.endpointType"}},
 		{"UnknownEndpointType", `{"properties":{"destination":{"endpointType":"Kafka"}}}`, eventgrid.EInvalidDestination, []string{"Kafka"}},
-		{"EdgeHub", `{"properties":{"destination":{"endpointType":"edgehub"}}}`, eventgrid.EInvalidDestination, []string{"EdgeHub", "not supported yet"}},
-		{"EventHub", `{"properties":{"destination":{"endpointType":"EventHub"}}}`, eventgrid.EInvalidDestination, []string{"not supported yet"}},
-		{"ServiceBusQueue", `{"properties":{"destination":{"endpointType":"ServiceBusQueue"}}}`, eventgrid.EInvalidDestination, []string{"not supported yet"}},
-		{"ServiceBusTopic", `{"properties":{"destination":{"endpointType":"ServiceBusTopic"}}}`, eventgrid.EInvalidDestination, []string{"not supported yet"}},
+		{"OutputNameNotString", `{"properties":{"destination":{"endpointType":"edgehub","properties":{"outputName":1}}}}`, eventgrid.EInvalidDestination, []string{"properties.destination.properties.outputName"}},
+		{"ConnectionStringNotString", `{"properties":{"destination":{"endpointType":"serviceBusQueue","properties":{"connectionString":{}}}}}`, eventgrid.EInvalidDestination, []string{"properties.destination.properties.connectionString"}},
 		{"StorageQueue", `{"properties":{"destination":{"endpointType":"StorageQueue"}}}`, eventgrid.EInvalidDestination, []string{"not supported yet"}},
 		{"DestinationPropertiesNotObject", `{"properties":{"destination":{"endpointType":"WebHook","properties":[]}}}`, eventgrid.EInvalidDestination, []string{"properties.destination.properties"}},
 		{"EndpointURLNotString", `{"properties":{"destination":{"endpointType":"WebHook","properties":{"endpointUrl":1}}}}`, eventgrid.EInvalidDestination, []string{"endpointUrl"}},
@@ -89,7 +88,7 @@ func TestDecodeSubscriptionProperties(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DecodeSubscriptionProperties: %v", err)
 			}
-			if got.Topic != tt.wantTopic || got.Name != "s" || got.Destination != hook {
+			if got.Topic != tt.wantTopic || got.Name != "s" || !reflect.DeepEqual(got.Destination, hook) {
 				t.Errorf("got %+v", got)
 			}
 		})

@@ -89,6 +89,7 @@ type Destination struct {
 type DestinationProperties struct {
 	EndpointURL                   string `json:"endpointUrl,omitempty"`
 	TopicName                     string `json:"topicName,omitempty"`
+	OutputName                    string `json:"outputName,omitempty"`
 	MaxEventsPerBatch             int    `json:"maxEventsPerBatch,omitempty"`
 	PreferredBatchSizeInKilobytes int    `json:"preferredBatchSizeInKilobytes,omitempty"`
 }
@@ -136,6 +137,7 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 				Properties: DestinationProperties{
 					EndpointURL:                   s.Destination.EndpointURL,
 					TopicName:                     s.Destination.TopicName,
+					OutputName:                    s.Destination.OutputName,
 					MaxEventsPerBatch:             s.Destination.MaxEventsPerBatch,
 					PreferredBatchSizeInKilobytes: s.Destination.PreferredBatchSizeInKilobytes,
 				},

@@ -18,6 +18,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
 	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/servicebus"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -68,10 +69,27 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	if rep != nil {
 		engineMetrics = rep
 	}
+	bus := servicebus.New(servicebus.Options{
+		TLSConfig:       certs.OutboundConfig(sec.outbound),
+		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
+		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
+		UserAgent:       "edgegrid/" + version,
+	})
+	edge, err := newEdgeHub(cfg, log)
+	if err != nil {
+		return err
+	}
 	// Each destination type has its sender.
 	sender := delivery.Router{
-		eventgrid.WebHook:   hooks,
-		eventgrid.EventGrid: hooks,
+		eventgrid.WebHook:         hooks,
+		eventgrid.EventGrid:       hooks,
+		eventgrid.EventHub:        bus,
+		eventgrid.ServiceBusQueue: bus,
+		eventgrid.ServiceBusTopic: bus,
+	}
+	if edge != nil {
+		defer edge.Close() // after the engine: deliveries in flight finish first
+		sender[eventgrid.EdgeHub] = edge
 	}
 	engine := delivery.New(deliveryOptions(cfg), sender, engineMetrics, log)
 	obs = append(obs, engine)
@@ -184,6 +202,7 @@ func registryOptions(cfg config.Config) registry.Options {
 		EventGridHTTPSOnly:             cfg.EventGridHTTPSOnly,
 		EventGridAllowInvalidHostnames: cfg.EventGridAllowInvalidHostnames,
 		SkipEventGridURLValidation:     cfg.WebhookSkipEventGridURLValidation,
+		EdgeHubAvailable:               edgeHubAvailable(cfg),
 	}
 }
 

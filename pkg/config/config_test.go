@@ -101,6 +101,8 @@ var specDefaults = config.Config{
 	MaxFilterStringLength:                512,
 	LogFormat:                            "json",
 	LogLevel:                             "info",
+	EdgeHubTokenLifetimeSeconds:          3600,
+	EdgeHubMaxReconnectSeconds:           30,
 }
 
 func TestDefaults(t *testing.T) {

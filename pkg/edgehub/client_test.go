@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/edgehub"
@@ -23,70 +20,6 @@ import (
 
 // These tests publish to a real mosquitto, which stands in for edgeHub (an
 // MQTT 3.1.1 broker too), over TLS with a CA made in the test.
-
-// received is one message the checking subscriber got.
-type received struct {
-	topic   string
-	payload string
-	qos     byte
-}
-
-// subscriber is a second MQTT client on the broker that records every
-// module message. Its session is persistent, so with a persistent broker it
-// misses nothing across a restart.
-type subscriber struct {
-	mu   sync.Mutex
-	msgs []received
-}
-
-func subscribe(t *testing.T, b *mosquitto.Broker, ca *testpki.CA, user, pass string) *subscriber {
-	t.Helper()
-	s := &subscriber{}
-	const filter = "devices/+/modules/+/messages/events/#"
-	handler := func(_ mqtt.Client, m mqtt.Message) {
-		s.mu.Lock()
-		s.msgs = append(s.msgs, received{m.Topic(), string(m.Payload()), m.Qos()})
-		s.mu.Unlock()
-	}
-	opts := mqtt.NewClientOptions().AddBroker("ssl://" + b.Addr()).SetClientID("checker").
-		SetUsername(user).SetPassword(pass).SetTLSConfig(b.TLSConfig(ca)).
-		SetCleanSession(false).SetProtocolVersion(4).SetAutoReconnect(true).
-		SetMaxReconnectInterval(200 * time.Millisecond).SetConnectRetry(true).SetConnectRetryInterval(200 * time.Millisecond)
-	opts.SetDefaultPublishHandler(handler)
-	opts.SetOnConnectHandler(func(c mqtt.Client) { c.Subscribe(filter, 1, handler) })
-	c := mqtt.NewClient(opts)
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("subscriber connect: %v", tok.Error())
-	}
-	tok := c.Subscribe(filter, 1, handler)
-	if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("subscribe: %v", tok.Error())
-	}
-	t.Cleanup(func() { c.Disconnect(100) })
-	return s
-}
-
-func (s *subscriber) all() []received {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]received(nil), s.msgs...)
-}
-
-// waitFor waits until a message with payload arrived and returns it.
-func (s *subscriber) waitFor(t *testing.T, payload string) received {
-	t.Helper()
-	var got received
-	brokertest.Eventually(t, 10*time.Second, func() error {
-		for _, m := range s.all() {
-			if m.payload == payload {
-				got = m
-				return nil
-			}
-		}
-		return fmt.Errorf("no message %s yet; got %d messages", payload, len(s.all()))
-	})
-	return got
-}
 
 func batchOf(output string, batching bool, bodies ...string) *delivery.Batch {
 	d := eventgrid.Destination{EndpointType: eventgrid.EdgeHub, OutputName: output}
@@ -119,7 +52,7 @@ func sendCtx(t *testing.T, d time.Duration) context.Context {
 func TestSendThroughBroker(t *testing.T) {
 	ca := testpki.NewCA(t, "mqtt ca")
 	b := mosquitto.Start(t, mosquitto.Options{CA: ca, Persistence: true})
-	sub := subscribe(t, b, ca, "", "")
+	sub := mosquitto.Subscribe(t, b, ca, "", "", mosquitto.ModuleMessages)
 	c := newClient(t, edgehub.Options{
 		URL: b.URL(), DeviceID: "dev1", ModuleID: "eventgridmodule",
 		TLSConfig:    func(context.Context) (*tls.Config, error) { return b.TLSConfig(ca), nil },
@@ -130,10 +63,10 @@ func TestSendThroughBroker(t *testing.T) {
 	if err := c.Send(sendCtx(t, 10*time.Second), batchOf("sampleSub4", true, e1, e2)); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	m := sub.waitFor(t, "["+e1+","+e2+"]")
+	m := sub.WaitFor(t, "["+e1+","+e2+"]")
 	const wantTopic = "devices/dev1/modules/eventgridmodule/messages/events/%24.on=sampleSub4&%24.ct=application%2Fjson&%24.ce=utf-8/"
-	if m.topic != wantTopic || m.qos != 1 {
-		t.Fatalf("topic %s qos %d; want %s at QoS 1", m.topic, m.qos, wantTopic)
+	if m.Topic != wantTopic || m.QoS != 1 {
+		t.Fatalf("topic %s qos %d; want %s at QoS 1", m.Topic, m.QoS, wantTopic)
 	}
 	if !strings.Contains(b.Log(), "as dev1/eventgridmodule") {
 		t.Fatalf("client id dev1/eventgridmodule not in the broker's log:\n%s", b.Log())
@@ -160,7 +93,7 @@ func TestSendThroughBroker(t *testing.T) {
 		send(`{"id":"r2"}`)
 		send(`{"id":"r3"}`)
 		for _, ev := range []string{`{"id":"r1"}`, `{"id":"r2"}`, `{"id":"r3"}`} {
-			sub.waitFor(t, "["+ev+"]")
+			sub.WaitFor(t, "["+ev+"]")
 		}
 	})
 
@@ -199,7 +132,7 @@ func TestIoTEdgeIdentity(t *testing.T) {
 	user := testpki.WorkloadHubName + "/" + testpki.WorkloadDeviceID + "/" + testpki.WorkloadModuleID + "/?api-version=2018-06-30"
 	token := expectedToken("testhub.azure-devices.net%2Fdevices%2Fedgedevice%2Fmodules%2Feventgridmodule", se)
 	b := mosquitto.Start(t, mosquitto.Options{CA: ca, Users: map[string]string{user: token, "checker": "checker-pw"}})
-	sub := subscribe(t, b, ca, "checker", "checker-pw")
+	sub := mosquitto.Subscribe(t, b, ca, "checker", "checker-pw", mosquitto.ModuleMessages)
 
 	c := newClient(t, edgehub.Options{
 		URL:      b.URL(),
@@ -212,9 +145,9 @@ func TestIoTEdgeIdentity(t *testing.T) {
 	if err := c.Send(sendCtx(t, 10*time.Second), batchOf("alerts", false, `{"id":"e1"}`)); err != nil {
 		t.Fatalf("Send: %v\n%s", err, b.Log())
 	}
-	m := sub.waitFor(t, `[{"id":"e1"}]`)
-	if !strings.HasPrefix(m.topic, "devices/edgedevice/modules/eventgridmodule/messages/events/%24.on=alerts&") {
-		t.Fatalf("topic %s", m.topic)
+	m := sub.WaitFor(t, `[{"id":"e1"}]`)
+	if !strings.HasPrefix(m.Topic, "devices/edgedevice/modules/eventgridmodule/messages/events/%24.on=alerts&") {
+		t.Fatalf("topic %s", m.Topic)
 	}
 	log := b.Log()
 	if !strings.Contains(log, "as edgedevice/eventgridmodule") || !strings.Contains(log, "u'"+user+"'") {
@@ -231,7 +164,7 @@ func TestIoTEdgeIdentity(t *testing.T) {
 		brokertest.Eventually(t, 10*time.Second, func() error {
 			return c.Send(sendCtx(t, 2*time.Second), batchOf("alerts", false, `{"id":"e2"}`))
 		})
-		sub.waitFor(t, `[{"id":"e2"}]`)
+		sub.WaitFor(t, `[{"id":"e2"}]`)
 	})
 
 	t.Run("wrong password refused", func(t *testing.T) {

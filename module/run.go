@@ -20,6 +20,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/filter"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/schema"
+	"github.com/edgegrid/edgegrid/pkg/servicebus"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -71,10 +72,27 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	if rep != nil {
 		engineMetrics = rep
 	}
+	bus := servicebus.New(servicebus.Options{
+		TLSConfig:       certs.OutboundConfig(sec.outbound),
+		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
+		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
+		UserAgent:       "edgegrid/" + version,
+	})
+	edge, err := newEdgeHub(cfg, log)
+	if err != nil {
+		return err
+	}
 	// Each destination type has its sender.
 	sender := delivery.Router{
-		eventgrid.WebHook:   hooks,
-		eventgrid.EventGrid: hooks,
+		eventgrid.WebHook:         hooks,
+		eventgrid.EventGrid:       hooks,
+		eventgrid.EventHub:        bus,
+		eventgrid.ServiceBusQueue: bus,
+		eventgrid.ServiceBusTopic: bus,
+	}
+	if edge != nil {
+		defer edge.Close() // after the engine: deliveries in flight finish first
+		sender[eventgrid.EdgeHub] = edge
 	}
 	dlOpts := deadletter.Options{
 		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
@@ -213,6 +231,7 @@ func registryOptions(cfg config.Config) registry.Options {
 		EventGridHTTPSOnly:             cfg.EventGridHTTPSOnly,
 		EventGridAllowInvalidHostnames: cfg.EventGridAllowInvalidHostnames,
 		SkipEventGridURLValidation:     cfg.WebhookSkipEventGridURLValidation,
+		EdgeHubAvailable:               edgeHubAvailable(cfg),
 	}
 }
 

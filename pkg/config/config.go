@@ -218,6 +218,39 @@ type Config struct {
 	// keep it on loopback (e.g. 127.0.0.1:6060). Empty, the default, serves
 	// nothing.
 	PprofAddress string `envconfig:"DEBUG__PPROFADDRESS"`
+
+	// The edgehub__* keys (edgegrid extensions): the MQTT endpoint,
+	// identity and credentials EdgeHub destinations publish with. Under IoT Edge
+	// every one may stay empty: the endpoint is mqtts://IOTEDGE_GATEWAYHOSTNAME:8883,
+	// the identity the module's and the password a SAS token the workload API
+	// signs. Outside IoT Edge, edgehub__mqttUrl (with a device and module id)
+	// lets EdgeHub destinations publish to any MQTT 3.1.1 broker.
+	//
+	// EdgeHubMQTTURL is edgehub__mqttUrl: mqtts://host:port or
+	// mqtt://host:port.
+	EdgeHubMQTTURL string `envconfig:"EDGEHUB__MQTTURL"`
+	// EdgeHubDeviceID is edgehub__deviceId; empty means IOTEDGE_DEVICEID.
+	EdgeHubDeviceID string `envconfig:"EDGEHUB__DEVICEID"`
+	// EdgeHubModuleID is edgehub__moduleId; empty means IOTEDGE_MODULEID.
+	EdgeHubModuleID string `envconfig:"EDGEHUB__MODULEID"`
+	// EdgeHubClientID is edgehub__clientId; empty means <deviceId>/<moduleId>.
+	EdgeHubClientID string `envconfig:"EDGEHUB__CLIENTID"`
+	// EdgeHubUsername is edgehub__username; empty means, under IoT Edge,
+	// <IOTEDGE_IOTHUBHOSTNAME>/<deviceId>/<moduleId>/?api-version=2018-06-30.
+	EdgeHubUsername string `envconfig:"EDGEHUB__USERNAME"`
+	// EdgeHubPassword is edgehub__password, a secret; empty means, under IoT
+	// Edge, a SAS token signed by the workload API.
+	EdgeHubPassword string `envconfig:"EDGEHUB__PASSWORD"`
+	// EdgeHubCAFile is edgehub__caFile: PEM certificates to verify the
+	// broker with; empty means the IoT Edge trust bundle, or the system's
+	// roots outside IoT Edge.
+	EdgeHubCAFile string `envconfig:"EDGEHUB__CAFILE"`
+	// EdgeHubTokenLifetimeSeconds is edgehub__tokenLifetimeInSeconds: how long
+	// a SAS token lasts; the connection is renewed after four fifths of it.
+	EdgeHubTokenLifetimeSeconds int `envconfig:"EDGEHUB__TOKENLIFETIMEINSECONDS" default:"3600"`
+	// EdgeHubMaxReconnectSeconds is edgehub__maxReconnectIntervalInSeconds:
+	// the longest wait between connection attempts.
+	EdgeHubMaxReconnectSeconds int `envconfig:"EDGEHUB__MAXRECONNECTINTERVALINSECONDS" default:"30"`
 }
 
 // Default returns the configuration with every default applied and nothing

@@ -109,6 +109,8 @@ var specDefaults = config.Config{
 	MaxFilterStringLength:                512,
 	LogFormat:                            "auto",
 	LogLevel:                             "info",
+	EdgeHubTokenLifetimeSeconds:          3600,
+	EdgeHubMaxReconnectSeconds:           30,
 }
 
 func TestDefaults(t *testing.T) {

@@ -124,6 +124,15 @@ var keyTable = []key{
 	{name: "log__format"},
 	{name: "log__level"},
 	{name: "debug__pprofAddress"},
+	{name: "edgehub__mqttUrl"},
+	{name: "edgehub__deviceId"},
+	{name: "edgehub__moduleId"},
+	{name: "edgehub__clientId"},
+	{name: "edgehub__username"},
+	{name: "edgehub__password", redact: secret},
+	{name: "edgehub__caFile"},
+	{name: "edgehub__tokenLifetimeInSeconds"},
+	{name: "edgehub__maxReconnectIntervalInSeconds"},
 }
 
 // valueKind says how a key's value is parsed, normalised and compared.

@@ -35,6 +35,9 @@ type Options struct {
 	// new), without the registry's lock held: it may take a while, and its
 	// error refuses the put. The webhook validation handshakes use it.
 	Handshake func(ctx context.Context, old, sub *eventgrid.EventSubscription) error
+	// EdgeHubAvailable says whether the broker can reach edgeHub (under IoT
+	// Edge, or with an MQTT endpoint configured).
+	EdgeHubAvailable bool
 }
 
 // DefaultOptions returns the documented defaults.
@@ -127,6 +130,9 @@ func (o Options) validateDestination(d *eventgrid.Destination) error {
 	}
 	if d.PreferredBatchSizeInKilobytes < 0 || d.PreferredBatchSizeInKilobytes > o.MaxPreferredBatchSizeKB {
 		return eventgrid.Errorf(eventgrid.EInvalidDelivery, field+"preferredBatchSizeInKilobytes must be between 1 and %d; got %d.", o.MaxPreferredBatchSizeKB, d.PreferredBatchSizeInKilobytes)
+	}
+	if handled, err := o.validateBrokerDestination(d); handled {
+		return err
 	}
 	if d.EndpointURL == "" {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl is required.")

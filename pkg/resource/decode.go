@@ -157,11 +157,12 @@ func decodeDestination(o object) (eventgrid.Destination, error) {
 		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required.", dst.field("endpointType"))
 	}
 	et, known := eventgrid.ParseEndpointType(typ)
+	const supported = "WebHook, EventGrid, EdgeHub, EventHub, ServiceBusQueue and ServiceBusTopic"
 	switch {
 	case !known:
-		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %q is not valid; supported values are WebHook and EventGrid.", dst.field("endpointType"), typ)
-	case et != eventgrid.WebHook && et != eventgrid.EventGrid:
-		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s is not supported yet; supported values are WebHook and EventGrid.", dst.field("endpointType"), et)
+		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %q is not valid; supported values are %s.", dst.field("endpointType"), typ, supported)
+	case et == eventgrid.StorageQueue:
+		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s is not supported yet; supported values are %s.", dst.field("endpointType"), et, supported)
 	}
 	d.EndpointType = et
 	propsRaw, _, _ := dst.get("properties")
@@ -184,6 +185,9 @@ func decodeDestination(o object) (eventgrid.Destination, error) {
 		return d, err
 	}
 	if err := decodeDeliveryAttributes(p, &d); err != nil {
+		return d, err
+	}
+	if err := decodeBrokerDestination(p, &d); err != nil {
 		return d, err
 	}
 	if d.MaxEventsPerBatch, _, err = p.positiveInt(eventgrid.EInvalidDelivery, "maxEventsPerBatch"); err != nil {

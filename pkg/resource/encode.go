@@ -97,6 +97,7 @@ type Destination struct {
 type DestinationProperties struct {
 	EndpointURL                   string `json:"endpointUrl,omitempty"`
 	TopicName                     string `json:"topicName,omitempty"`
+	OutputName                    string `json:"outputName,omitempty"`
 	MaxEventsPerBatch             int    `json:"maxEventsPerBatch,omitempty"`
 	PreferredBatchSizeInKilobytes int    `json:"preferredBatchSizeInKilobytes,omitempty"`
 	// ContentMode and Validation are edgegrid extensions (B8); the
@@ -155,6 +156,7 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 				Properties: DestinationProperties{
 					EndpointURL:                   s.Destination.EndpointURL,
 					TopicName:                     s.Destination.TopicName,
+					OutputName:                    s.Destination.OutputName,
 					MaxEventsPerBatch:             s.Destination.MaxEventsPerBatch,
 					PreferredBatchSizeInKilobytes: s.Destination.PreferredBatchSizeInKilobytes,
 					ContentMode:                   s.Destination.ContentMode,

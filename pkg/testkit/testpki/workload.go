@@ -57,6 +57,7 @@ type WorkloadServer struct {
 	identityLifetime time.Duration
 	trustPEM         []byte
 	failures         map[string]failure
+	signed           [][]byte
 }
 
 type failure struct {
@@ -165,6 +166,8 @@ func (s *WorkloadServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		endpoint, module = EndpointIdentity, segs[1]
 	case len(segs) == 6 && segs[0] == "modules" && segs[2] == "genid" && segs[4] == "certificate" && segs[5] == "server":
 		endpoint, module, genid = EndpointServer, segs[1], segs[3]
+	case len(segs) == 5 && segs[0] == "modules" && segs[2] == "genid" && segs[4] == "sign":
+		endpoint, module, genid = EndpointSign, segs[1], segs[3]
 	default:
 		writeMessage(w, http.StatusNotFound, "not found")
 		return
@@ -191,7 +194,7 @@ func (s *WorkloadServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusNotFound, fmt.Sprintf("module not found: %s", module))
 		return
 	}
-	if endpoint == EndpointServer && genid != WorkloadGenerationID {
+	if (endpoint == EndpointServer || endpoint == EndpointSign) && genid != WorkloadGenerationID {
 		writeMessage(w, http.StatusNotFound, fmt.Sprintf("module %s has no generation %s", module, genid))
 		return
 	}
@@ -209,6 +212,8 @@ func (s *WorkloadServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.identity(w, r)
 	case EndpointServer:
 		s.server(w, r)
+	case EndpointSign:
+		s.sign(w, r)
 	}
 }
 

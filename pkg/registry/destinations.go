@@ -1,0 +1,64 @@
+package registry
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/servicebus"
+)
+
+// maxOutputNameLength bounds an EdgeHub output name.
+const maxOutputNameLength = 256
+
+// EdgeHubUnavailable is the reason given when an EdgeHub destination is put
+// while the broker has no way to reach edgeHub.
+const EdgeHubUnavailable = "EdgeHub destinations need the IoT Edge runtime (IOTEDGE_WORKLOADURI, " +
+	"IOTEDGE_GATEWAYHOSTNAME, IOTEDGE_IOTHUBHOSTNAME, IOTEDGE_DEVICEID, IOTEDGE_MODULEID and IOTEDGE_MODULEGENERATIONID) " +
+	"or an MQTT endpoint set with edgehub__mqttUrl, edgehub__deviceId and edgehub__moduleId"
+
+// validateBrokerDestination checks the destinations that deliver to other
+// message brokers. handled is false for other types. No error text holds a
+// connection string.
+func (o Options) validateBrokerDestination(d *eventgrid.Destination) (handled bool, err error) {
+	const field = "properties.destination.properties."
+	switch d.EndpointType {
+	case eventgrid.EdgeHub:
+		if !o.EdgeHubAvailable {
+			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination.endpointType EdgeHub cannot be used here: %s.", EdgeHubUnavailable)
+		}
+		if d.OutputName == "" {
+			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"outputName is required for an EdgeHub destination.")
+		}
+		if !validOutputName(d.OutputName) {
+			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"outputName must be 1 to %d characters, without '/', '#', '+' or control characters.", maxOutputNameLength)
+		}
+		for i, a := range d.DeliveryAttributes {
+			if strings.HasPrefix(a.Name, "$") {
+				return true, eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination.properties.deliveryAttributeMappings[%d].name must not start with '$': edgeHub reserves those for system properties.", i)
+			}
+		}
+	case eventgrid.EventHub, eventgrid.ServiceBusQueue, eventgrid.ServiceBusTopic:
+		if d.ConnectionString == "" {
+			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"connectionString is required for a %s destination.", d.EndpointType)
+		}
+		if _, err := servicebus.ParseConnectionString(d.ConnectionString); err != nil {
+			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"connectionString is not a valid entity connection string (Endpoint=sb://<namespace>/;SharedAccessKeyName=…;SharedAccessKey=…;EntityPath=<entity>): %v.", err)
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+func validOutputName(s string) bool {
+	if s == "" || len(s) > maxOutputNameLength || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == '/' || r == '#' || r == '+' {
+			return false
+		}
+	}
+	return true
+}

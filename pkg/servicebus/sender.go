@@ -1,0 +1,278 @@
+package servicebus
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// Content types of send requests.
+const (
+	// ContentTypeSingle is what the REST APIs document for one message whose
+	// body is the request body.
+	ContentTypeSingle = "application/atom+xml;type=entry;charset=utf-8"
+	// ContentTypeBatch is the batch format: a JSON array of
+	// {"Body": "...", "UserProperties": {...}} objects.
+	ContentTypeBatch = "application/vnd.microsoft.servicebus.json"
+)
+
+// API versions sent with each request: Event Hubs' documented send version,
+// and a Service Bus version with the batch format.
+const (
+	eventHubsAPIVersion  = "2014-01"
+	serviceBusAPIVersion = "2015-01"
+)
+
+// maxCachedEntities bounds the parsed connection strings kept with their
+// tokens; past it the cache starts afresh.
+const maxCachedEntities = 1024
+
+// Options configure a Sender.
+type Options struct {
+	// TLSConfig is used for the HTTPS requests; nil means Go's defaults.
+	TLSConfig *tls.Config
+	// DialTLSContext, if not nil, dials instead of the transport's own TLS
+	// dialing (certs.DialTLS).
+	DialTLSContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MaxConnsPerHost bounds the connections to one namespace.
+	MaxConnsPerHost int
+	// UserAgent is sent with every request.
+	UserAgent string
+	// TokenLifetime is how long a SAS token is valid; a token is made anew
+	// when less than a fifth of it remains. Zero means one hour.
+	TokenLifetime time.Duration
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Sender sends batches to Event Hubs and Service Bus entities. It is safe
+// for concurrent use.
+type Sender struct {
+	client    *http.Client
+	userAgent string
+	lifetime  time.Duration
+	now       func() time.Time
+
+	mu       sync.Mutex
+	entities map[string]*entity // by connection string
+}
+
+var _ delivery.Sender = (*Sender)(nil)
+
+// New returns a Sender.
+func New(o Options) *Sender {
+	if o.MaxConnsPerHost <= 0 {
+		o.MaxConnsPerHost = 100
+	}
+	if o.TokenLifetime <= 0 {
+		o.TokenLifetime = time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	t := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       o.TLSConfig,
+		DialTLSContext:        o.DialTLSContext,
+		TLSHandshakeTimeout:   15 * time.Second,
+		MaxIdleConnsPerHost:   o.MaxConnsPerHost,
+		MaxConnsPerHost:       o.MaxConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &Sender{
+		client: &http.Client{
+			Transport:     t,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		userAgent: o.UserAgent,
+		lifetime:  o.TokenLifetime,
+		now:       o.Now,
+		entities:  make(map[string]*entity),
+	}
+}
+
+// Error is a failed send. Status is 0 when no response arrived. Its
+// text never holds the connection string or the entity's URL.
+type Error struct {
+	Status int
+	// After is the response's Retry-After, 0 when it had none.
+	After time.Duration
+	Err   error
+}
+
+func (e *Error) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("servicebus: destination answered %d %s", e.Status, http.StatusText(e.Status))
+	}
+	return "servicebus: " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// StatusCode implements delivery.StatusError.
+func (e *Error) StatusCode() int { return e.Status }
+
+// RetryAfter implements delivery.RetryAfterError.
+func (e *Error) RetryAfter() time.Duration { return e.After }
+
+var (
+	_ delivery.StatusError     = (*Error)(nil)
+	_ delivery.RetryAfterError = (*Error)(nil)
+)
+
+// entity is a parsed connection string with its current token.
+type entity struct {
+	cs      ConnectionString
+	err     error
+	sendURL string
+
+	mu      sync.Mutex
+	token   string
+	renewAt time.Time
+}
+
+func (s *Sender) entity(connStr string) *entity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.entities[connStr]; ok {
+		return e
+	}
+	if len(s.entities) >= maxCachedEntities {
+		clear(s.entities)
+	}
+	e := &entity{}
+	e.cs, e.err = ParseConnectionString(connStr)
+	if e.err == nil {
+		e.sendURL = e.cs.resource() + "/messages"
+	}
+	s.entities[connStr] = e
+	return e
+}
+
+// authorization returns a valid SAS token, made anew when little of its
+// lifetime remains.
+func (e *entity) authorization(now time.Time, lifetime time.Duration) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.token == "" || !now.Before(e.renewAt) {
+		e.token = SASToken(e.cs.resource(), e.cs.KeyName, e.cs.Key, now.Add(lifetime))
+		e.renewAt = now.Add(lifetime - lifetime/5)
+	}
+	return e.token
+}
+
+// Send implements delivery.Sender: one batched request when the
+// subscription batches, otherwise one request per event. Success is 201.
+func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
+	dst := &b.Subscription.Destination
+	e := s.entity(dst.ConnectionString)
+	if e.err != nil {
+		return &Error{Err: fmt.Errorf("connectionString: %w", e.err)}
+	}
+	apiVersion := serviceBusAPIVersion
+	if dst.EndpointType == eventgrid.EventHub {
+		apiVersion = eventHubsAPIVersion
+	}
+	u := e.sendURL + "?timeout=60&api-version=" + apiVersion
+	auth := e.authorization(s.now(), s.lifetime)
+	attrs := dst.DeliveryAttributes
+	if dst.Batching() {
+		return s.postBatch(ctx, u, auth, b.Bodies, attrs)
+	}
+	for i, body := range b.Bodies {
+		var err error
+		if len(attrs) > 0 {
+			// Message properties travel in the batch format, even for one
+			// message: headers would lose their names' case and their
+			// values' types.
+			err = s.postBatch(ctx, u, auth, b.Bodies[i:i+1], attrs)
+		} else {
+			err = s.post(ctx, u, auth, ContentTypeSingle, body)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Sender) postBatch(ctx context.Context, u, auth string, events [][]byte, attrs []eventgrid.DeliveryAttribute) error {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	*buf = appendBatch((*buf)[:0], events, attrs)
+	return s.post(ctx, u, auth, ContentTypeBatch, *buf)
+}
+
+// post sends one request.
+func (s *Sender) post(ctx context.Context, u, auth, contentType string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return &Error{Err: errors.New("cannot build the request for the entity")}
+	}
+	h := req.Header
+	h.Set("Authorization", auth)
+	h.Set("Content-Type", contentType)
+	if s.userAgent != "" {
+		h.Set("User-Agent", s.userAgent)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return &Error{Err: cause(ctx, err)}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		return &Error{Status: resp.StatusCode, After: retryAfter(resp.Header.Get("Retry-After"), s.now())}
+	}
+	return nil
+}
+
+// cause strips the URL from a client error.
+func cause(ctx context.Context, err error) error {
+	if ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("no response before the delivery timeout: %w", context.DeadlineExceeded)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// retryAfter reads a Retry-After value: seconds or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func getBuffer() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= 1<<20 {
+		bufPool.Put(b)
+	}
+}

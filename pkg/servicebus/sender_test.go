@@ -1,0 +1,253 @@
+package servicebus_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/servicebus"
+	"github.com/edgegrid/edgegrid/pkg/servicebus/servicebustest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
+)
+
+// No Event Hubs or Service Bus emulator runs here: these tests send to
+// servicebustest.Namespace, which implements the REST send APIs with the
+// services' checks, over real TLS on a loopback port.
+
+func newSender(t *testing.T, ca *testpki.CA) *servicebus.Sender {
+	return servicebus.New(servicebus.Options{TLSConfig: &tls.Config{RootCAs: ca.Pool()}, UserAgent: "edgegrid/test"})
+}
+
+func batch(typ eventgrid.EndpointType, connStr string, batching bool, attrs []eventgrid.DeliveryAttribute, bodies ...string) *delivery.Batch {
+	d := eventgrid.Destination{EndpointType: typ, ConnectionString: connStr, DeliveryAttributes: attrs}
+	if batching {
+		d.MaxEventsPerBatch = 10
+	}
+	b := &delivery.Batch{Subscription: &eventgrid.EventSubscription{Topic: "t", Name: "s", Destination: d}}
+	for _, s := range bodies {
+		b.Bodies = append(b.Bodies, []byte(s))
+	}
+	return b
+}
+
+const (
+	ev1 = `{"id":"1","subject":"a","data":{"deviceId":"dev-1","temp":21.5,"ok":true,"nested":{"x":1}}}`
+	ev2 = `{"id":"2","subject":"b\n\"quoted\"","data":{"deviceId":"dev-2","temp":-3}}`
+	ev3 = `{"id":"3","subject":"c","data":{}}`
+)
+
+var attrs = []eventgrid.DeliveryAttribute{
+	{Name: "source", Type: "Static", Value: "edge \"gateway\" 1"},
+	{Name: "deviceId", Type: "Dynamic", SourceField: "data.deviceId"},
+	{Name: "temp", Type: "Dynamic", SourceField: "data.temp"},
+	{Name: "ok", Type: "Dynamic", SourceField: "data.ok"},
+	{Name: "nested", Type: "Dynamic", SourceField: "data.nested"},
+}
+
+func TestSend(t *testing.T) {
+	ca := testpki.NewCA(t, "sb-ca")
+	ns := servicebustest.New(t, ca)
+	s := newSender(t, ca)
+	ctx := context.Background()
+
+	for _, kind := range []struct {
+		typ    eventgrid.EndpointType
+		entity string
+	}{
+		{eventgrid.EventHub, servicebustest.EventHub},
+		{eventgrid.ServiceBusQueue, servicebustest.Queue},
+		{eventgrid.ServiceBusTopic, servicebustest.Topic},
+	} {
+		t.Run(string(kind.typ), func(t *testing.T) {
+			single := strings.ToLower(string(kind.typ)) + "-single"
+			cs := ns.AddEntity(kind.entity, single)
+			if err := s.Send(ctx, batch(kind.typ, cs, false, nil, ev1)); err != nil {
+				t.Fatalf("single send: %v (refused: %q)", err, ns.Refused())
+			}
+			msgs := ns.Messages(single)
+			if len(msgs) != 1 || string(msgs[0].Body) != ev1 || msgs[0].Batched || msgs[0].UserProperties != nil {
+				t.Fatalf("single send: got %+v", msgs)
+			}
+
+			batched := strings.ToLower(string(kind.typ)) + "-batch"
+			cs = ns.AddEntity(kind.entity, batched)
+			if err := s.Send(ctx, batch(kind.typ, cs, true, attrs, ev1, ev2, ev3)); err != nil {
+				t.Fatalf("batch send: %v (refused: %q)", err, ns.Refused())
+			}
+			msgs = ns.Messages(batched)
+			if len(msgs) != 3 {
+				t.Fatalf("batch send: got %d messages, want 3", len(msgs))
+			}
+			want := []map[string]any{
+				{"source": `edge "gateway" 1`, "deviceId": "dev-1", "temp": 21.5, "ok": true},
+				{"source": `edge "gateway" 1`, "deviceId": "dev-2", "temp": -3.0},
+				{"source": `edge "gateway" 1`},
+			}
+			for i, body := range []string{ev1, ev2, ev3} {
+				m := msgs[i]
+				if string(m.Body) != body || !m.Batched {
+					t.Errorf("message %d: body %s, batched %v; want %s", i, m.Body, m.Batched, body)
+				}
+				if !equalProps(m.UserProperties, want[i]) {
+					t.Errorf("message %d: properties %v, want %v", i, m.UserProperties, want[i])
+				}
+			}
+		})
+	}
+
+	t.Run("properties without batching", func(t *testing.T) {
+		cs := ns.AddEntity(servicebustest.Queue, "props-single")
+		if err := s.Send(ctx, batch(eventgrid.ServiceBusQueue, cs, false, attrs[:2], ev2)); err != nil {
+			t.Fatal(err)
+		}
+		msgs := ns.Messages("props-single")
+		if len(msgs) != 1 || string(msgs[0].Body) != ev2 || !equalProps(msgs[0].UserProperties, map[string]any{"source": `edge "gateway" 1`, "deviceId": "dev-2"}) {
+			t.Fatalf("got %+v", msgs)
+		}
+	})
+}
+
+func equalProps(got, want map[string]any) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSendFailures(t *testing.T) {
+	ca := testpki.NewCA(t, "sb-ca")
+	ns := servicebustest.New(t, ca)
+	s := newSender(t, ca)
+	ctx := context.Background()
+	cs := ns.AddEntity(servicebustest.EventHub, "hub")
+
+	t.Run("busy with Retry-After", func(t *testing.T) {
+		ns.Fail(http.StatusServiceUnavailable, "7")
+		err := s.Send(ctx, batch(eventgrid.EventHub, cs, false, nil, ev1))
+		r := delivery.Classify(err)
+		if r.Outcome != delivery.OutcomeBusy || r.StatusCode != 503 || r.RetryAfter != 7*time.Second {
+			t.Fatalf("got %+v from %v", r, err)
+		}
+		checkNoSecret(t, err, cs)
+	})
+	t.Run("wrong key", func(t *testing.T) {
+		bad := ns.ConnectionString("hub", "send", "d3Jvbmc=")
+		err := s.Send(ctx, batch(eventgrid.EventHub, bad, false, nil, ev1))
+		if r := delivery.Classify(err); r.Outcome != delivery.OutcomeUnauthorized {
+			t.Fatalf("got %+v from %v", r, err)
+		}
+		checkNoSecret(t, err, bad)
+		if refused := ns.Refused(); len(refused) == 0 || !strings.Contains(refused[len(refused)-1], "signature mismatch") {
+			t.Fatalf("refusal reasons: %q", refused)
+		}
+	})
+	t.Run("missing entity", func(t *testing.T) {
+		other := ns.ConnectionString("nohub", "send", "a2V5")
+		if r := delivery.Classify(s.Send(ctx, batch(eventgrid.EventHub, other, false, nil, ev1))); r.Outcome != delivery.OutcomeNotFound {
+			t.Fatalf("got %+v", r)
+		}
+	})
+	t.Run("malformed connection string", func(t *testing.T) {
+		err := s.Send(ctx, batch(eventgrid.EventHub, "Endpoint=sb://x/;SharedAccessKeyName=a;SharedAccessKey=topsecret", false, nil, ev1))
+		if err == nil || !strings.Contains(err.Error(), "EntityPath") {
+			t.Fatalf("got %v", err)
+		}
+		checkNoSecret(t, err, "topsecret")
+	})
+	t.Run("connection refused", func(t *testing.T) {
+		dead := "Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=a;SharedAccessKey=k;EntityPath=e"
+		if r := delivery.Classify(s.Send(ctx, batch(eventgrid.EventHub, dead, false, nil, ev1))); r.Outcome != delivery.OutcomeSocketError {
+			t.Fatalf("got %+v", r)
+		}
+	})
+}
+
+func TestSendReturnsWhenContextEnds(t *testing.T) {
+	ca := testpki.NewCA(t, "sb-ca")
+	cert := ca.Issue(t, "127.0.0.1", nil, []net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(time.Hour))
+	release := make(chan struct{})
+	defer close(release)
+	addr := testpki.ServeTLS(t, &tls.Config{Certificates: []tls.Certificate{cert}}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	s := newSender(t, ca)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	cs := "Endpoint=sb://" + addr + "/;SharedAccessKeyName=a;SharedAccessKey=k;EntityPath=e"
+	err := s.Send(ctx, batch(eventgrid.ServiceBusQueue, cs, false, nil, ev1))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v", err)
+	}
+	if r := delivery.Classify(err); r.Outcome != delivery.OutcomeTimedOut {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func checkNoSecret(t *testing.T, err error, secret string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Fatalf("error text %q shows the secret", err)
+	}
+}
+
+func TestParseConnectionString(t *testing.T) {
+	ok := []struct{ in, host, keyName, key, entity string }{
+		{"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=ab==;EntityPath=hub", "ns.servicebus.windows.net", "send", "ab==", "hub"},
+		{" endpoint = sb://ns.example:5671 ; sharedaccesskeyname=n;SHAREDACCESSKEY=k=;entitypath=/q/;", "ns.example:5671", "n", "k=", "q"},
+		{"Endpoint=https://127.0.0.1:4443/;SharedAccessKeyName=n;SharedAccessKey=k;EntityPath=topic/sub", "127.0.0.1:4443", "n", "k", "topic/sub"},
+	}
+	for _, c := range ok {
+		got, err := servicebus.ParseConnectionString(c.in)
+		if err != nil || got.Host != c.host || got.KeyName != c.keyName || got.Key != c.key || got.EntityPath != c.entity {
+			t.Errorf("ParseConnectionString(%q) = %+v, %v", c.in, got, err)
+		}
+	}
+	bad := []struct{ in, mention string }{
+		{"", "Endpoint"},
+		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey", "EntityPath"},
+		{"Endpoint=sb://ns/;SharedAccessKeyName=n;EntityPath=e", "SharedAccessKey "},
+		{"Endpoint=sb://ns/;SharedAccessKey=secretkey;EntityPath=e", "SharedAccessKeyName"},
+		{"Endpoint=ftp://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "Endpoint"},
+		{"Endpoint=sb:///;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "Endpoint"},
+		{"Endpoint=sb://ns/;secretkey;EntityPath=e", "Key=Value"},
+		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e?x", "EntityPath"},
+	}
+	for _, c := range bad {
+		_, err := servicebus.ParseConnectionString(c.in)
+		if err == nil || !strings.Contains(err.Error()+" ", c.mention) || strings.Contains(err.Error(), "secretkey") {
+			t.Errorf("ParseConnectionString(%q): %v; want an error naming %q and no secret", c.in, err, c.mention)
+		}
+	}
+}
+
+func BenchmarkSendBatch(b *testing.B) {
+	ca := testpki.NewCA(b, "sb-ca")
+	ns := servicebustest.New(b, ca)
+	s := servicebus.New(servicebus.Options{TLSConfig: &tls.Config{RootCAs: ca.Pool()}})
+	cs := ns.AddEntity(servicebustest.Queue, "bench")
+	bt := batch(eventgrid.ServiceBusQueue, cs, true, attrs, ev1, ev2, ev3, ev1, ev2, ev3, ev1, ev2, ev3, ev1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Send(context.Background(), bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

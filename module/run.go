@@ -21,6 +21,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
+	"github.com/edgegrid/edgegrid/pkg/storagequeue"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -82,6 +83,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	if err != nil {
 		return err
 	}
+	queues := storagequeue.New()
 	// Each destination type has its sender.
 	sender := delivery.Router{
 		eventgrid.WebHook:         hooks,
@@ -89,6 +91,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		eventgrid.EventHub:        bus,
 		eventgrid.ServiceBusQueue: bus,
 		eventgrid.ServiceBusTopic: bus,
+		eventgrid.StorageQueue:    queues,
 	}
 	if edge != nil {
 		defer edge.Close() // after the engine: deliveries in flight finish first
@@ -105,7 +108,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	engineOpts := deliveryOptions(cfg)
 	engineOpts.DeadLetterer = deadLetters
 	engine := delivery.New(engineOpts, sender, engineMetrics, log)
-	obs = append(obs, engine, hooks)
+	obs = append(obs, engine, hooks, queues)
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
 	apiOpts.DeliveryStatus = deliveryStatus(engine)

@@ -68,9 +68,8 @@ func TestDestinations_ServiceBus(t *testing.T) {
 		if err := json.Unmarshal(m.Body, &ev); err != nil || !m.Batched {
 			t.Fatalf("queue message %s", m.Body)
 		}
-		// Custom delivery properties arrive once that feature decodes
-		// them; the message body is the event either way.
-		if v, ok := m.UserProperties["subject"]; ok && v != ev["subject"] {
+		// Custom delivery properties arrive as user properties.
+		if v, ok := m.UserProperties["subject"]; !ok || v != ev["subject"] {
 			t.Errorf("property subject = %v, want %v", v, ev["subject"])
 		}
 	}

@@ -83,7 +83,7 @@ func TestPutSubscription_Errors(t *testing.T) {
 		{name: "EventHub", body: dest(`{"endpointType":"eventHub","properties":{"connectionString":"Endpoint=sb://x/;EntityPath=h"}}`), code: eventgrid.EInvalidDestination, parts: []string{"properties.destination.properties.connectionString", "SharedAccessKeyName"}},
 		{name: "ServiceBusQueue", body: dest(`{"endpointType":"serviceBusQueue","properties":{}}`), code: eventgrid.EInvalidDestination, parts: []string{"ServiceBusQueue", "connectionString is required"}},
 		{name: "ServiceBusTopic", body: dest(`{"endpointType":"ServiceBusTopic","properties":{}}`), code: eventgrid.EInvalidDestination, parts: []string{"ServiceBusTopic", "connectionString is required"}},
-		{name: "StorageQueue", body: dest(`{"endpointType":"storagequeue","properties":{"queueName":"q"}}`), code: eventgrid.EInvalidDestination, parts: []string{"StorageQueue", "not supported yet"}},
+		{name: "StorageQueueNoConnectionString", body: dest(`{"endpointType":"storagequeue","properties":{"queueName":"q"}}`), code: eventgrid.EInvalidDestination, parts: []string{"connectionString", "StorageQueue"}},
 		{name: "NoEndpointURL", body: dest(`{"endpointType":"WebHook","properties":{}}`), code: eventgrid.EInvalidDestination, parts: []string{"endpointUrl", "required"}},
 		{name: "NoDestinationProperties", body: dest(`{"endpointType":"WebHook"}`), code: eventgrid.EInvalidDestination, parts: []string{"endpointUrl"}},
 		{name: "RelativeURL", body: dest(`{"endpointType":"WebHook","properties":{"endpointUrl":"/api/hook"}}`), code: eventgrid.EInvalidDestination, parts: []string{"absolute"}},

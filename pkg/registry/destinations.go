@@ -45,6 +45,12 @@ func (o Options) validateBrokerDestination(d *eventgrid.Destination) (handled bo
 		if _, err := servicebus.ParseConnectionString(d.ConnectionString); err != nil {
 			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"connectionString is not a valid entity connection string (Endpoint=sb://<namespace>/;SharedAccessKeyName=…;SharedAccessKey=…;EntityPath=<entity>): %v.", err)
 		}
+	case eventgrid.StorageQueue:
+		// Decoding checked the connection string, queue name and time to
+		// live; custom properties have nowhere to go in a queue message.
+		if len(d.DeliveryAttributes) > 0 {
+			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"deliveryAttributeMappings are not supported for a StorageQueue destination: a queue message has no properties.")
+		}
 	default:
 		return false, nil
 	}

@@ -157,12 +157,10 @@ func decodeDestination(o object) (eventgrid.Destination, error) {
 		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required.", dst.field("endpointType"))
 	}
 	et, known := eventgrid.ParseEndpointType(typ)
-	const supported = "WebHook, EventGrid, EdgeHub, EventHub, ServiceBusQueue and ServiceBusTopic"
+	const supported = "WebHook, EventGrid, EdgeHub, EventHub, ServiceBusQueue, ServiceBusTopic and StorageQueue"
 	switch {
 	case !known:
 		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %q is not valid; supported values are %s.", dst.field("endpointType"), typ, supported)
-	case et == eventgrid.StorageQueue:
-		return d, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s is not supported yet; supported values are %s.", dst.field("endpointType"), et, supported)
 	}
 	d.EndpointType = et
 	propsRaw, _, _ := dst.get("properties")

@@ -1,6 +1,12 @@
 package resource
 
-import "github.com/edgegrid/edgegrid/pkg/eventgrid"
+import (
+	"strings"
+
+	"github.com/edgegrid/edgegrid/pkg/azconn"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
+)
 
 // decodeBrokerDestination reads the properties of the destinations that
 // deliver to other message brokers: EdgeHub (outputName) and EventHub,
@@ -13,6 +19,49 @@ func decodeBrokerDestination(p object, d *eventgrid.Destination) error {
 		d.OutputName, _, err = p.str(eventgrid.EInvalidDestination, "outputName")
 	case eventgrid.EventHub, eventgrid.ServiceBusQueue, eventgrid.ServiceBusTopic:
 		d.ConnectionString, _, err = p.str(eventgrid.EInvalidDestination, "connectionString")
+	case eventgrid.StorageQueue:
+		return decodeStorageQueue(p, d)
 	}
 	return err
 }
+
+// decodeStorageQueue reads a StorageQueue destination (B7): an account-level
+// connectionString, queueName and the optional
+// queueMessageTimeToLiveInSeconds (-1: never expires; else 1 to 7 days).
+func decodeStorageQueue(p object, d *eventgrid.Destination) error {
+	var err error
+	if d.ConnectionString, _, err = p.str(eventgrid.EInvalidDestination, "connectionString"); err != nil {
+		return err
+	}
+	if d.ConnectionString == "" {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required for a StorageQueue destination.", p.field("connectionString"))
+	}
+	if _, err := azconn.ParseStorage(d.ConnectionString); err != nil {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("connectionString"), err.Error())
+	}
+	if d.QueueName, _, err = p.str(eventgrid.EInvalidDestination, "queueName"); err != nil {
+		return err
+	}
+	if msg := queueNameProblem(d.QueueName); msg != "" {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("queueName"), msg)
+	}
+	if raw, name, ok := p.get("queueMessageTimeToLiveInSeconds"); ok {
+		text := raw
+		if s, isStr := rawjson.Unquote(raw); isStr {
+			text = []byte(strings.TrimSpace(s))
+		}
+		ttl, ok := parseInt(text)
+		if !ok && string(text) == "-1" {
+			ttl, ok = -1, true
+		}
+		if !ok || (ttl != -1 && (ttl < 1 || ttl > 7*24*3600)) {
+			return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s must be -1 (never expires) or 1 to 604800 seconds.", p.field(name))
+		}
+		d.QueueMessageTTLSeconds = ttl
+	}
+	return nil
+}
+
+// queueNameProblem checks Azure's queue naming rules, which are those of
+// containers.
+func queueNameProblem(n string) string { return containerNameProblem(n) }

@@ -95,11 +95,15 @@ type Destination struct {
 
 // DestinationProperties holds a destination's properties.
 type DestinationProperties struct {
-	EndpointURL                   string `json:"endpointUrl,omitempty"`
-	TopicName                     string `json:"topicName,omitempty"`
-	OutputName                    string `json:"outputName,omitempty"`
-	MaxEventsPerBatch             int    `json:"maxEventsPerBatch,omitempty"`
-	PreferredBatchSizeInKilobytes int    `json:"preferredBatchSizeInKilobytes,omitempty"`
+	EndpointURL string `json:"endpointUrl,omitempty"`
+	TopicName   string `json:"topicName,omitempty"`
+	OutputName  string `json:"outputName,omitempty"`
+	// QueueName and QueueMessageTimeToLiveInSeconds are StorageQueue's; its
+	// connection string is a secret and is never returned.
+	QueueName                       string `json:"queueName,omitempty"`
+	QueueMessageTimeToLiveInSeconds int    `json:"queueMessageTimeToLiveInSeconds,omitempty"`
+	MaxEventsPerBatch               int    `json:"maxEventsPerBatch,omitempty"`
+	PreferredBatchSizeInKilobytes   int    `json:"preferredBatchSizeInKilobytes,omitempty"`
 	// ContentMode and Validation are edgegrid extensions (B8); the
 	// signingSecret is a secret and is never returned.
 	ContentMode eventgrid.ContentMode    `json:"contentMode,omitempty"`
@@ -154,14 +158,17 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 			Destination: Destination{
 				EndpointType: s.Destination.EndpointType,
 				Properties: DestinationProperties{
-					EndpointURL:                   s.Destination.EndpointURL,
-					TopicName:                     s.Destination.TopicName,
-					OutputName:                    s.Destination.OutputName,
-					MaxEventsPerBatch:             s.Destination.MaxEventsPerBatch,
-					PreferredBatchSizeInKilobytes: s.Destination.PreferredBatchSizeInKilobytes,
-					ContentMode:                   s.Destination.ContentMode,
-					Validation:                    s.Destination.Validation,
-					DeliveryAttributeMappings:     encodeDeliveryAttributes(s.Destination.DeliveryAttributes),
+					EndpointURL: s.Destination.EndpointURL,
+					TopicName:   s.Destination.TopicName,
+					OutputName:  s.Destination.OutputName,
+					QueueName:   s.Destination.QueueName,
+
+					QueueMessageTimeToLiveInSeconds: s.Destination.QueueMessageTTLSeconds,
+					MaxEventsPerBatch:               s.Destination.MaxEventsPerBatch,
+					PreferredBatchSizeInKilobytes:   s.Destination.PreferredBatchSizeInKilobytes,
+					ContentMode:                     s.Destination.ContentMode,
+					Validation:                      s.Destination.Validation,
+					DeliveryAttributeMappings:       encodeDeliveryAttributes(s.Destination.DeliveryAttributes),
 				},
 			},
 		},

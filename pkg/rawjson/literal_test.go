@@ -1,6 +1,7 @@
 package rawjson_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
@@ -37,5 +38,15 @@ func TestCompareToDecimalAllocs(t *testing.T) {
 	v := []byte("4.5600")
 	if n := testing.AllocsPerRun(100, func() { rawjson.CompareToDecimal(v, d) }); n != 0 {
 		t.Errorf("CompareToDecimal allocates %v times per call, want 0", n)
+	}
+}
+
+func TestAppendString(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"b\s`, "tab\tnl\ncr\r", "\x00\x1f", "ÄÖ😀"} {
+		got := rawjson.AppendString([]byte("x"), s)
+		var back string
+		if err := json.Unmarshal(got[1:], &back); err != nil || back != s || got[0] != 'x' {
+			t.Errorf("AppendString(%q) = %s (%v)", s, got, err)
+		}
 	}
 }

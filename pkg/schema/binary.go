@@ -83,7 +83,7 @@ func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Ti
 				"event at index 0: header %s is not a valid quoted or percent-encoded UTF-8 value",
 				quoteForMessage(header))
 		}
-		lit := appendJSONString(nil, val)
+		lit := rawjson.AppendString(nil, val)
 		f, _ := fieldIndex(ceNames, name)
 		switch {
 		case f == ceData || f == ceDataBase64:
@@ -106,7 +106,7 @@ func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Ti
 			return nil, fieldError(0, "datacontenttype", "must be valid UTF-8")
 		}
 		if contentType != "" {
-			m.val[ceDataContentType] = appendJSONString(nil, contentType)
+			m.val[ceDataContentType] = rawjson.AppendString(nil, contentType)
 		}
 	}
 	// Header maps have no order; sort so that the Body is deterministic.
@@ -136,7 +136,7 @@ func binaryAttributes(m *members, defaultID string) error {
 	case id == nil && defaultID == "":
 		return fieldError(0, "id", "is required")
 	case id == nil:
-		m.val[ceID] = appendJSONString(nil, defaultID)
+		m.val[ceID] = rawjson.AppendString(nil, defaultID)
 	case len(id) == 2:
 		return fieldError(0, "id", "must not be empty")
 	case defaultID != "":
@@ -180,7 +180,7 @@ func binaryData(m *members, body []byte) error {
 		m.val[ceData] = data
 	case len(body) == 0:
 	case (mediaType == "" || strings.HasPrefix(mediaType, "text/")) && utf8.Valid(body):
-		m.val[ceData] = appendJSONString(nil, string(body))
+		m.val[ceData] = rawjson.AppendString(nil, string(body))
 	default:
 		b64 := make([]byte, 0, base64.StdEncoding.EncodedLen(len(body))+2)
 		b64 = append(b64, '"')

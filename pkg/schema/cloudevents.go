@@ -85,7 +85,7 @@ func (d *decoder) cloudEvent(i int, elem []byte, defaultID string) (*eventgrid.E
 	case id == nil && defaultID == "":
 		return nil, fieldError(i, "id", "is required")
 	case id == nil:
-		m.val[ceID] = appendJSONString(nil, defaultID)
+		m.val[ceID] = rawjson.AppendString(nil, defaultID)
 	case !isString(id):
 		return nil, fieldError(i, "id", "must be a string")
 	case len(id) == 2:

@@ -111,7 +111,7 @@ func newDecoder(scratch *Scratch, s eventgrid.InputSchema, topic string, accepte
 	d := &decoder{mem: newArena(bodyLen+events*perEvent+64, events, scratch), schema: s, topic: topic, accepted: accepted}
 	switch s {
 	case eventgrid.EventGridSchema:
-		d.qtopic = appendJSONString(nil, topic)
+		d.qtopic = rawjson.AppendString(nil, topic)
 	case eventgrid.CustomEventSchema, eventgrid.CloudEventSchemaV1_0:
 	default:
 		return nil, eventgrid.Errorf(eventgrid.EInvalidSchema,
@@ -222,7 +222,7 @@ func literalForMessage(v []byte) string {
 	return string(v)
 }
 
-func jsonQuote(s string) string { return string(appendJSONString(nil, s)) }
+func jsonQuote(s string) string { return string(rawjson.AppendString(nil, s)) }
 
 // members collects the known members of one event object. Values are
 // trimmed JSON values as rawjson gives them; a nil value means absent.

@@ -25,7 +25,7 @@ func DataVersion(body []byte) string {
 func WithTopic(body []byte, topicName string) []byte {
 	lit := []byte("null")
 	if topicName != "" {
-		lit = appendJSONString(nil, topicName)
+		lit = rawjson.AppendString(nil, topicName)
 	}
 	var val []byte
 	isObject := rawjson.ObjectEach(body, func(k, v []byte) bool {
@@ -87,36 +87,4 @@ func stringAt(body []byte, off, n int) string {
 		}
 	}
 	return unsafe.String(&inner[0], len(inner))
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s to dst as a JSON string literal, escaping
-// quotes, backslashes and control characters. Other bytes, including
-// non-ASCII UTF-8, are copied as they are.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -46,7 +46,7 @@ func (d *decoder) eventGrid(i int, elem []byte, defaultID string) (*eventgrid.Ev
 	case id == nil && defaultID == "":
 		return nil, fieldError(i, "id", "is required")
 	case id == nil:
-		id = appendJSONString(nil, defaultID)
+		id = rawjson.AppendString(nil, defaultID)
 	case !isString(id):
 		return nil, fieldError(i, "id", "must be a string")
 	case defaultID != "":

@@ -13,7 +13,7 @@ import (
 // value is missing or of another kind: the property is then left out.
 func attributeLiteral(dst []byte, a eventgrid.DeliveryAttribute, ev []byte) ([]byte, bool) {
 	if !strings.EqualFold(a.Type, "Dynamic") {
-		return appendJSONString(dst, a.Value), true
+		return rawjson.AppendString(dst, a.Value), true
 	}
 	v, ok := rawjson.Lookup(ev, strings.Split(a.SourceField, "."))
 	if !ok {
@@ -35,7 +35,7 @@ func appendBatch(dst []byte, events [][]byte, attrs []eventgrid.DeliveryAttribut
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"Body":`...)
-		dst = appendJSONString(dst, string(ev))
+		dst = rawjson.AppendString(dst, string(ev))
 		if len(attrs) > 0 {
 			dst = append(dst, `,"UserProperties":{`...)
 			first := true
@@ -44,7 +44,7 @@ func appendBatch(dst []byte, events [][]byte, attrs []eventgrid.DeliveryAttribut
 				if !first {
 					dst = append(dst, ',')
 				}
-				dst = appendJSONString(dst, a.Name)
+				dst = rawjson.AppendString(dst, a.Name)
 				dst = append(dst, ':')
 				var ok bool
 				if dst, ok = attributeLiteral(dst, a, ev); !ok {
@@ -58,36 +58,4 @@ func appendBatch(dst []byte, events [][]byte, attrs []eventgrid.DeliveryAttribut
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string literal. s is valid UTF-8
-// (event bodies are validated JSON), so only quotes, backslashes and
-// control characters need escaping.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

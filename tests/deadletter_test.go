@@ -1,18 +1,14 @@
 package tests_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 )
@@ -21,33 +17,16 @@ import (
 // "<SUBSCRIPTION FOLDER>/<event id>".
 func deadLetters(t *testing.T, connStr string) map[string]map[string]any {
 	t.Helper()
-	c, err := container.NewClientFromConnectionString(connStr, "deadletters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]map[string]any{}
-	pager := c.NewListBlobsFlatPager(nil)
-	for pager.More() {
-		page, err := pager.NextPage(context.Background())
-		if err != nil {
-			return out // no container yet
+	for name, raw := range azurite.Blobs(t, connStr, "deadletters") {
+		var evs []map[string]any
+		if err := json.Unmarshal(raw, &evs); err != nil {
+			t.Fatalf("blob %s: %v", name, err)
 		}
-		for _, b := range page.Segment.BlobItems {
-			resp, err := c.NewBlobClient(*b.Name).DownloadStream(context.Background(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			var evs []map[string]any
-			if err := json.Unmarshal(raw, &evs); err != nil {
-				t.Fatalf("blob %s: %v", *b.Name, err)
-			}
-			for _, ev := range evs {
-				ev["_blob"] = *b.Name
-				folder, _, _ := strings.Cut(*b.Name, "/")
-				out[folder+"/"+fmt.Sprint(ev["id"])] = ev
-			}
+		folder, _, _ := strings.Cut(name, "/")
+		for _, ev := range evs {
+			ev["_blob"] = name
+			out[folder+"/"+fmt.Sprint(ev["id"])] = ev
 		}
 	}
 	return out

@@ -44,6 +44,22 @@ func queueIDs(t *testing.T, q *azqueue.QueueClient, ids map[string]int) {
 	}
 }
 
+// waitLastError waits until subscription name's deliveryStatus.lastError
+// mentions want.
+func waitLastError(t *testing.T, base, name, want string) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() error {
+		var st struct {
+			Properties struct{ DeliveryStatus struct{ LastError string } }
+		}
+		_ = json.Unmarshal(mustDo(t, http.MethodGet, subURL(base, name), "", nil, 200), &st)
+		if !strings.Contains(st.Properties.DeliveryStatus.LastError, want) {
+			return fmt.Errorf("lastError %q, want it to mention %q", st.Properties.DeliveryStatus.LastError, want)
+		}
+		return nil
+	})
+}
+
 func storageQueueDest(connStr, queue string, extra ...any) map[string]any {
 	p := map[string]any{"connectionString": connStr, "queueName": queue}
 	for i := 0; i+1 < len(extra); i += 2 {
@@ -82,31 +98,13 @@ func TestStorageQueue_EndToEnd(t *testing.T) {
 	t.Run("MissingQueue", func(t *testing.T) {
 		createSubscription(t, b.URL, "t", "missing", map[string]any{"destination": storageQueueDest(connStr, "nosuchqueue")})
 		publish(t, b.URL, "t", egEvents("m", 1))
-		eventually(t, 10*time.Second, func() error {
-			var st struct {
-				Properties struct{ DeliveryStatus struct{ LastError string } }
-			}
-			_ = json.Unmarshal(mustDo(t, http.MethodGet, subURL(b.URL, "missing"), "", nil, 200), &st)
-			if !strings.Contains(st.Properties.DeliveryStatus.LastError, "404 QueueNotFound") {
-				return fmt.Errorf("lastError %q", st.Properties.DeliveryStatus.LastError)
-			}
-			return nil
-		})
+		waitLastError(t, b.URL, "missing", "404 QueueNotFound")
 	})
 	t.Run("WrongKey", func(t *testing.T) {
 		wrong := "AAAA" + azurite.Key[4:]
 		createSubscription(t, b.URL, "t", "wrongkey", map[string]any{"destination": storageQueueDest(az.ConnectionString(wrong), "events")})
 		publish(t, b.URL, "t", egEvents("w", 1))
-		eventually(t, 10*time.Second, func() error {
-			var st struct {
-				Properties struct{ DeliveryStatus struct{ LastError string } }
-			}
-			_ = json.Unmarshal(mustDo(t, http.MethodGet, subURL(b.URL, "wrongkey"), "", nil, 200), &st)
-			if !strings.Contains(st.Properties.DeliveryStatus.LastError, "403") {
-				return fmt.Errorf("lastError %q", st.Properties.DeliveryStatus.LastError)
-			}
-			return nil
-		})
+		waitLastError(t, b.URL, "wrongkey", "403")
 		if strings.Contains(b.Output(), wrong) || strings.Contains(b.Output(), azurite.Key) {
 			t.Error("a key reached the broker's log")
 		}

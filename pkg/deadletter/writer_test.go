@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
@@ -69,30 +67,13 @@ func letter(s *eventgrid.EventSubscription, body, reason string, status int, out
 // JSON array it must be.
 func blobs(t *testing.T, connStr string) map[string][]map[string]any {
 	t.Helper()
-	c, err := container.NewClientFromConnectionString(connStr, "deadletters", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][]map[string]any{}
-	pager := c.NewListBlobsFlatPager(nil)
-	for pager.More() {
-		page, err := pager.NextPage(context.Background())
-		if err != nil {
-			return out // no container yet
+	for name, raw := range azurite.Blobs(t, connStr, "deadletters") {
+		var events []map[string]any
+		if err := json.Unmarshal(raw, &events); err != nil {
+			t.Fatalf("blob %s is not a JSON array: %v: %s", name, err, raw)
 		}
-		for _, b := range page.Segment.BlobItems {
-			resp, err := c.NewBlobClient(*b.Name).DownloadStream(context.Background(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			var events []map[string]any
-			if err := json.Unmarshal(raw, &events); err != nil {
-				t.Fatalf("blob %s is not a JSON array: %v: %s", *b.Name, err, raw)
-			}
-			out[*b.Name] = events
-		}
+		out[name] = events
 	}
 	return out
 }

@@ -5,7 +5,9 @@
 package azurite
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
@@ -125,4 +129,35 @@ func (s *Server) QueueURL() string {
 func (s *Server) ConnectionString(key string) string {
 	return "DefaultEndpointsProtocol=http;AccountName=" + Account + ";AccountKey=" + key +
 		";BlobEndpoint=" + s.BlobURL() + ";QueueEndpoint=" + s.QueueURL() + ";"
+}
+
+// Blobs returns the content of every blob in a container by name; none when
+// the container does not exist (yet).
+func Blobs(tb testing.TB, connStr, containerName string) map[string][]byte {
+	tb.Helper()
+	c, err := container.NewClientFromConnectionString(connStr, containerName, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string][]byte{}
+	pager := c.NewListBlobsFlatPager(nil)
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		if err != nil {
+			return out
+		}
+		for _, b := range page.Segment.BlobItems {
+			resp, err := c.NewBlobClient(*b.Name).DownloadStream(context.Background(), nil)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			raw, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				tb.Fatal(err)
+			}
+			out[*b.Name] = raw
+		}
+	}
+	return out
 }

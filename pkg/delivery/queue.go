@@ -135,15 +135,16 @@ func (q *queue) push(it item, reserved int) bool {
 	if d := len(it.body) - reserved; d != 0 {
 		q.bytes.Add(int64(d)) // a converted body
 	}
-	if q.probation != 0 && q.onProbationLocked(q.e.nanos(q.e.clock.Now())) {
-		now := q.e.nanos(q.e.clock.Now())
-		// B4: new events skip the immediate attempt while the endpoint is
-		// on probation, and wait for its end.
-		it.due, it.outcome = q.probation, OutcomeProbation
-		it.lastAt = uint32(max(0, (now-q.e.nanos(it.s.accepted))/1e6))
-		q.timed.push(it)
-		q.armLocked(now)
-		return true
+	if q.probation != 0 {
+		if now := q.e.nanos(q.e.clock.Now()); q.onProbationLocked(now) {
+			// B4: new events skip the immediate attempt while the endpoint
+			// is on probation, and wait for its end. Never attempted, they
+			// would be dead-lettered with the outcome Probation.
+			it.due, it.outcome = q.probation, OutcomeProbation
+			q.timed.push(it)
+			q.armLocked(now)
+			return true
+		}
 	}
 	q.ready.push(it)
 	q.scheduleLocked()
@@ -365,7 +366,7 @@ func (q *queue) dropLocked(it item, reason DropReason, now time.Time, b *taken) 
 		Published:    it.s.accepted,
 		Done:         func() { q.releaseItem(&it) },
 	}
-	if it.attempts > 0 || it.outcome != OutcomeNone {
+	if it.attempts > 0 {
 		l.LastAttempt = it.s.accepted.Add(time.Duration(it.lastAt) * time.Millisecond)
 	}
 	b.letters = append(b.letters, l)

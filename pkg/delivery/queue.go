@@ -274,8 +274,14 @@ func (q *queue) batchCapsLocked() (events, bytes int) {
 	return events, bytes
 }
 
+// promoteSlack lets a wake-up take items due within the next millisecond
+// too, so that events that failed together are retried together (and one
+// timer serves them) instead of one by one, microseconds apart.
+const promoteSlack = int64(time.Millisecond)
+
 // promoteLocked moves waiting items that are due to the ready list.
 func (q *queue) promoteLocked(now int64) {
+	now += promoteSlack
 	for i := range q.backoff {
 		l := &q.backoff[i]
 		for l.len() > 0 && l.front().due <= now {

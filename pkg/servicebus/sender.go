@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
 // Content types of send requests.
@@ -73,31 +74,14 @@ var _ delivery.Sender = (*Sender)(nil)
 
 // New returns a Sender.
 func New(o Options) *Sender {
-	if o.MaxConnsPerHost <= 0 {
-		o.MaxConnsPerHost = 100
-	}
 	if o.TokenLifetime <= 0 {
 		o.TokenLifetime = time.Hour
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	t := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       o.TLSConfig,
-		DialTLSContext:        o.DialTLSContext,
-		TLSHandshakeTimeout:   15 * time.Second,
-		MaxIdleConnsPerHost:   o.MaxConnsPerHost,
-		MaxConnsPerHost:       o.MaxConnsPerHost,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
 	return &Sender{
-		client: &http.Client{
-			Transport:     t,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		client:    webhook.NewHTTPClient(o.TLSConfig, o.DialTLSContext, o.MaxConnsPerHost),
 		userAgent: o.UserAgent,
 		lifetime:  o.TokenLifetime,
 		now:       o.Now,

@@ -321,7 +321,10 @@ func TestDelivery_Conservation(t *testing.T) {
 		}
 		return nil
 	})
-	for i := range sinks[:subs-1] {
+	// The unbatched subscriptions make about 2,000 independent tries each at
+	// 35 % failure, so some events must run out of attempts; s0 batches, so
+	// its few chains of tries may all succeed in time.
+	for i := 1; i < subs-1; i++ {
 		if d, _ := mustScrape(t, b.URL).value("eventgrid_subscription_expired_total", "subscription", fmt.Sprint("s", i)); d == 0 {
 			t.Errorf("s%d: nothing dropped; the failure rate is too low to exercise the retry policy", i)
 		}

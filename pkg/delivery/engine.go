@@ -346,6 +346,11 @@ func (e *Engine) Publish(_ context.Context, p eventgrid.Publication) error {
 			}
 		}
 	}
+	for i := range shares {
+		if q := shares[i].q; q != nil {
+			q.kick()
+		}
+	}
 	return nil
 }
 

@@ -124,8 +124,10 @@ func (q *queue) releaseItem(it *item) {
 	q.e.release(it.s)
 }
 
-// push adds a freshly published event, reserved as reserved bytes. It
-// returns false if the queue was discarded.
+// push adds a freshly published event, reserved as reserved bytes, without
+// putting the queue in line: Publish calls kick once the request's events
+// are all queued, so that a batch can carry the whole request. It returns
+// false if the queue was discarded.
 func (q *queue) push(it item, reserved int) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -147,8 +149,14 @@ func (q *queue) push(it item, reserved int) bool {
 		}
 	}
 	q.ready.push(it)
-	q.scheduleLocked()
 	return true
+}
+
+// kick puts the queue in line for a worker if it has anything to send.
+func (q *queue) kick() {
+	q.mu.Lock()
+	q.scheduleLocked()
+	q.mu.Unlock()
 }
 
 func (q *queue) onProbationLocked(now int64) bool { return q.probation > now }

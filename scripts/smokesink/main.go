@@ -1,20 +1,24 @@
-// Command smokesink is the webhook subscriber of the packaging smoke test
-// (scripts/smoke.sh): a tiny HTTP server on loopback that answers every POST
-// with 200 and appends one line per request to a file, so that a shell script
-// can wait for a delivery with grep. It needs nothing but Go.
+// Command smokesink is a tiny webhook subscriber on loopback: the one of the
+// README's walk-through and of the packaging smoke test (scripts/smoke.sh).
+// It answers every POST with 200 and writes one line per POST, so that a
+// person sees each delivery and a shell script can wait for one with grep.
+// Any other request (a GET, say) gets 200 and is not recorded, so a script can
+// poll until the sink is listening. It needs nothing but Go.
 //
-//	smokesink -addr-file F -out F   serve until SIGTERM or SIGINT
-//	smokesink -free-port            print a free loopback TCP port and exit
+//	smokesink [-listen ADDR] [-addr-file F] [-out F]   serve until SIGTERM or SIGINT
+//	smokesink -free-port                               print a free loopback TCP port and exit
 //
-// Each line of -out is the request's method, path, aeg-event-type and
+// Once listening it prints "smokesink: listening on HOST:PORT" on standard
+// output and, with -addr-file, writes HOST:PORT to that file. Each recorded
+// line is the request's method, path, aeg-event-type and
 // aeg-subscription-name headers and its body with newlines removed,
-// separated by single spaces.
+// separated by single spaces; it goes to -out, or to standard output when
+// -out is empty.
 package main
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,7 +35,7 @@ import (
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to listen on")
 	addrFile := flag.String("addr-file", "", "write the bound address (host:port) to this file once listening")
-	out := flag.String("out", "", "append one line per received request to this file")
+	out := flag.String("out", "", "append one line per received POST to this file (default: standard output)")
 	freePort := flag.Bool("free-port", false, "print a free loopback TCP port and exit")
 	flag.Parse()
 
@@ -43,8 +47,8 @@ func main() {
 		fmt.Println(port)
 		return
 	}
-	if *out == "" || *addrFile == "" {
-		fatal(errors.New("-out and -addr-file are required"))
+	if flag.NArg() > 0 {
+		fatal(fmt.Errorf("unexpected argument %q", flag.Arg(0)))
 	}
 	if err := serve(*listen, *addrFile, *out); err != nil {
 		fatal(err)
@@ -70,29 +74,41 @@ func pickFreePort() (int, error) {
 
 // serve records requests until SIGTERM or SIGINT.
 func serve(listen, addrFile, out string) error {
-	f, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
+	f := os.Stdout
+	if out != "" {
+		var err error
+		f, err = os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 
 	l, err := net.Listen("tcp", listen)
 	if err != nil {
 		return err
 	}
-	// Write the address atomically so a reader never sees half of it.
-	tmp := addrFile + ".tmp"
-	if err := os.WriteFile(tmp, []byte(l.Addr().String()+"\n"), 0o644); err != nil {
-		return err
+	if addrFile != "" {
+		// Write the address atomically so a reader never sees half of it.
+		tmp := addrFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte(l.Addr().String()+"\n"), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, addrFile); err != nil {
+			return err
+		}
 	}
-	if err := os.Rename(tmp, addrFile); err != nil {
-		return err
-	}
+	fmt.Println("smokesink: listening on", l.Addr())
 
 	var mu sync.Mutex
 	srv := &http.Server{
 		ReadHeaderTimeout: 10 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				// A probe: "is the sink up yet?" Not a delivery.
+				_, _ = io.WriteString(w, "smokesink\n")
+				return
+			}
 			body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)

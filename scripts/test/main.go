@@ -1,20 +1,33 @@
-// Command test runs every test of the module: go run ./scripts/test.
+// Command test runs every test of the repository: go run ./scripts/test.
 //
-// It runs `go test -race -count=1 ./...` when a C compiler is available (the
-// race detector needs cgo) and `go test -count=1 ./...` otherwise, saying so,
-// so that the same command works on a machine with only Go installed. Extra
-// arguments are passed to go test.
+// It runs `go test -race -count=1 ./...` in every Go module of the
+// repository (the root one and each folder below it with a go.mod of its
+// own), one after the other with the same flags, when a C compiler is
+// available (the race detector needs cgo), and without -race otherwise,
+// saying so, so that the same command works on a machine with only Go
+// installed. Extra arguments are passed to go test.
+//
+// The tests run with -json, and the output is printed as go test prints it
+// without -json: the ok and FAIL lines of each package, and the output of
+// each failed test with its --- FAIL line (everything, with -v). At the end it
+// lists the skipped tests, each with the last line it printed (the reason
+// given to t.Skip), and closes with "tests: N passed, N failed, N skipped".
+// It exits non-zero when any module's go test does.
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
 func main() {
-	args := []string{"test", "-count=1"}
+	args := []string{"test", "-json", "-count=1"}
 	if raceAvailable() {
 		args = append(args, "-race")
 		fmt.Println("race detector: on")
@@ -23,16 +36,112 @@ func main() {
 	}
 	args = append(args, os.Args[1:]...)
 	args = append(args, "./...")
-	fmt.Println("go", strings.Join(args, " "))
-	cmd := exec.Command("go", args...)
-	cmd.Stdout, cmd.Stderr, cmd.Stdin = os.Stdout, os.Stderr, os.Stdin
-	if err := cmd.Run(); err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			os.Exit(ee.ExitCode())
-		}
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+
+	root, err := moduleRoot()
+	if err != nil {
+		fatal(err)
 	}
+	mods, err := modules(root)
+	if err != nil {
+		fatal(err)
+	}
+	r := newReport(os.Stdout, verbose(os.Args[1:]))
+	code := 0
+	for _, dir := range mods {
+		rel, _ := filepath.Rel(root, dir)
+		fmt.Printf("go %s (module %s)\n", strings.Join(args, " "), filepath.ToSlash(rel))
+		if c := run(dir, args, r); c != 0 && code == 0 {
+			code = c
+		}
+	}
+	r.Summary()
+	os.Exit(code)
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "scripts/test:", err)
+	os.Exit(1)
+}
+
+// run runs go with args in dir, feeding its JSON output to r, and returns
+// its exit code.
+func run(dir string, args []string, r *report) int {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Stderr, cmd.Stdin = os.Stderr, os.Stdin
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		r.Feed(sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "scripts/test: reading go test's output:", err)
+		_, _ = io.Copy(os.Stdout, out) // let go test finish
+	}
+	if err := cmd.Wait(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		fmt.Fprintln(os.Stderr, "scripts/test:", err)
+		return 1
+	}
+	return 0
+}
+
+// moduleRoot returns the folder of the main module go sees from here.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("not inside a Go module; run it from the repository")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// modules returns root and every folder below it holding a go.mod, skipping
+// the folders the go command ignores (testdata, vendor, names starting with
+// . or _) and node_modules.
+func modules(root string) ([]string, error) {
+	mods := []string{root}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() || path == root {
+			return nil
+		}
+		name := d.Name()
+		if name == "testdata" || name == "vendor" || name == "node_modules" ||
+			strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			return filepath.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+			mods = append(mods, path)
+		}
+		return nil
+	})
+	return mods, err
+}
+
+// verbose reports whether the go test flags ask for -v.
+func verbose(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-v", "--v", "-v=true", "--v=true", "-test.v", "-test.v=true":
+			return true
+		}
+	}
+	return false
 }
 
 // raceAvailable reports whether cgo is enabled and the C compiler go would

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 // TestReadmeWalkthrough runs the README's walk-through the way a newcomer
@@ -25,14 +27,9 @@ import (
 // machine): the broker's becomes the one it picked, the subscriber's a free
 // one.
 func TestReadmeWalkthrough(t *testing.T) {
-	for _, tool := range []string{"bash", "curl"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s not found; the README's walk-through needs it", tool)
-			}
-			t.Skipf("%s not found; the README's walk-through needs it (install it to run this test)", tool)
-		}
-	}
+	// The walk-through needs them as a reader's shell has them.
+	brokertest.RequireCommand(t, "bash", "your system's package manager (Debian: apt-get install bash)")
+	brokertest.RequireCommand(t, "curl", "your system's package manager (Debian: apt-get install curl)")
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

@@ -42,15 +42,15 @@ func TestReadmeWalkthrough(t *testing.T) {
 
 	// The README's first lines: the command that runs the broker and the one
 	// that runs every test.
-	top := shellBlocks(text, "")
+	top := readmeShellBlocks(text, "")
 	if len(top) == 0 {
 		t.Fatal("README.md has no sh block")
 	}
-	runBroker := commandWith(top[0], "go run ./module")
-	if runBroker == "" || commandWith(top[0], "go run ./scripts/test") == "" {
+	runBroker := readmeCommand(top[0], "go run ./module")
+	if runBroker == "" || readmeCommand(top[0], "go run ./scripts/test") == "" {
 		t.Fatalf("README.md's first sh block should run the broker (go run ./module) and every test (go run ./scripts/test):\n%s", top[0])
 	}
-	walk := shellBlocks(text, "## A walk-through with curl")
+	walk := readmeShellBlocks(text, "## A walk-through with curl")
 	if len(walk) < 2 {
 		t.Fatalf("README.md's walk-through should have two sh blocks (the walk-through and its clean-up), found %d", len(walk))
 	}
@@ -62,38 +62,38 @@ func TestReadmeWalkthrough(t *testing.T) {
 
 	// The broker, as the first command starts it, on a port it picks.
 	brokerLog := filepath.Join(t.TempDir(), "broker.log")
-	broker := startGroup(t, root, brokerLog, []string{"api__httpPort=0", "api__httpsPort=0"}, "bash", "-c", runBroker)
+	broker := startReadmeGroup(t, root, brokerLog, []string{"api__httpPort=0", "api__httpsPort=0"}, "bash", "-c", runBroker)
 	var brokerAddr string
 	eventually(t, 5*time.Minute, func() error { // the first "go run" compiles the broker
 		if broker.exited() {
-			t.Fatalf("the README's first command exited:\n%s", readFile(brokerLog))
+			t.Fatalf("the README's first command exited:\n%s", readmeFile(brokerLog))
 		}
-		brokerAddr = listeningAddr(brokerLog)
+		brokerAddr = readmeListeningAddr(brokerLog)
 		if brokerAddr == "" {
 			return errors.New("the broker is not listening yet")
 		}
 		return nil
 	})
 	base := "http://" + brokerAddr
-	sinkAddr := freeLoopbackAddr(t)
+	sinkAddr := readmeFreeAddr(t)
 	ports := strings.NewReplacer("127.0.0.1:5888", brokerAddr, "127.0.0.1:8080", sinkAddr)
 
 	// The walk-through, pasted into a shell.
 	shellLog := filepath.Join(t.TempDir(), "shell.log")
-	shell := startGroup(t, root, shellLog, nil, "bash")
+	shell := startReadmeGroup(t, root, shellLog, nil, "bash")
 	shell.paste(t, ports.Replace(walk[0]))
 	failf := func(format string, args ...any) {
 		t.Helper()
-		t.Fatalf(format+"\n--- shell\n%s\n--- broker\n%s", append(args, readFile(shellLog), readFile(brokerLog))...)
+		t.Fatalf(format+"\n--- shell\n%s\n--- broker\n%s", append(args, readmeFile(shellLog), readmeFile(brokerLog))...)
 	}
 	var delivery string
 	eventually(t, 3*time.Minute, func() error { // the walk-through builds the subscriber
 		if shell.exited() {
 			failf("the shell exited during the walk-through")
 		}
-		delivery = lineWith(shellLog, "POST /api/events ")
+		delivery = readmeLine(shellLog, "POST /api/events ")
 		// Step 2 prints the subscription, step 4 lists it.
-		if delivery == "" || strings.Count(readFile(shellLog), `"name":"sampleSubscription1"`) < 2 {
+		if delivery == "" || strings.Count(readmeFile(shellLog), `"name":"sampleSubscription1"`) < 2 {
 			return errors.New("no delivery yet, or step 4 not done")
 		}
 		return nil
@@ -104,13 +104,13 @@ func TestReadmeWalkthrough(t *testing.T) {
 			failf("the subscriber's line lacks %s: %s", want, delivery)
 		}
 	}
-	if !strings.Contains(readFile(shellLog), "smokesink: listening on "+sinkAddr) {
+	if !strings.Contains(readmeFile(shellLog), "smokesink: listening on "+sinkAddr) {
 		failf("the subscriber did not say it was listening")
 	}
 	// Delivered at the first attempt: a failed one would have sent the event
 	// to the 1-minute back-off, which a user pasting the walk-through does not
 	// wait for.
-	for _, l := range strings.Split(readFile(brokerLog), "\n") {
+	for _, l := range strings.Split(readmeFile(brokerLog), "\n") {
 		if strings.Contains(l, `"level":"warn"`) && strings.Contains(l, `"subscription":"sampleSubscription1"`) {
 			failf("a delivery attempt failed: %s", l)
 		}
@@ -139,10 +139,10 @@ func TestReadmeWalkthrough(t *testing.T) {
 	})
 }
 
-// shellBlocks returns the bodies of the ```sh blocks of a Markdown text that
-// follow the line heading (from the start when heading is empty), up to the
-// next heading of the same level.
-func shellBlocks(text, heading string) []string {
+// readmeShellBlocks returns the bodies of the ```sh blocks of a Markdown
+// text that follow the line heading (from the start when heading is empty),
+// up to the next heading of the same level.
+func readmeShellBlocks(text, heading string) []string {
 	lines := strings.Split(text, "\n")
 	i := 0
 	level := ""
@@ -176,8 +176,9 @@ func shellBlocks(text, heading string) []string {
 	return blocks
 }
 
-// commandWith returns the first line of block, not a comment, that contains s.
-func commandWith(block, s string) string {
+// readmeCommand returns the first line of block, not a comment, that
+// contains s.
+func readmeCommand(block, s string) string {
 	for _, l := range strings.Split(block, "\n") {
 		if !strings.HasPrefix(strings.TrimSpace(l), "#") && strings.Contains(l, s) {
 			return l
@@ -186,25 +187,26 @@ func commandWith(block, s string) string {
 	return ""
 }
 
-// group is a process started in a process group of its own, so that what it
-// starts in the background (go run's child, the subscriber) is stopped with
-// it.
-type group struct {
+// readmeGroup is a process started in a process group of its own, so that
+// what it starts in the background (go run's child, the subscriber) is
+// stopped with it.
+type readmeGroup struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	done  chan struct{}
 }
 
-// startGroup starts name with args in dir, with the test's environment plus
-// env, its output going to the file out. It is stopped when the test ends.
-func startGroup(t *testing.T, dir, out string, env []string, name string, args ...string) *group {
+// startReadmeGroup starts name with args in dir, with the test's
+// environment plus env, its output going to the file out. It is stopped
+// when the test ends.
+func startReadmeGroup(t *testing.T, dir, out string, env []string, name string, args ...string) *readmeGroup {
 	t.Helper()
 	f, err := os.Create(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	g := &group{cmd: exec.Command(name, args...), done: make(chan struct{})}
+	g := &readmeGroup{cmd: exec.Command(name, args...), done: make(chan struct{})}
 	g.cmd.Dir = dir
 	g.cmd.Env = append(os.Environ(), env...)
 	g.cmd.Stdout, g.cmd.Stderr = f, f
@@ -220,16 +222,16 @@ func startGroup(t *testing.T, dir, out string, env []string, name string, args .
 	return g
 }
 
-func (g *group) paste(t *testing.T, text string) {
+func (g *readmeGroup) paste(t *testing.T, text string) {
 	t.Helper()
 	if _, err := io.WriteString(g.stdin, text); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (g *group) closeInput() { g.stdin.Close() }
+func (g *readmeGroup) closeInput() { g.stdin.Close() }
 
-func (g *group) exited() bool {
+func (g *readmeGroup) exited() bool {
 	select {
 	case <-g.done:
 		return true
@@ -240,7 +242,7 @@ func (g *group) exited() bool {
 
 // stop sends SIGTERM to the whole group (the leader may have exited while
 // its background children live on), and SIGKILL if it lingers.
-func (g *group) stop() {
+func (g *readmeGroup) stop() {
 	g.stdin.Close()
 	pgid := g.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
@@ -255,9 +257,9 @@ func (g *group) stop() {
 	<-g.done
 }
 
-// listeningAddr returns the address of the broker's HTTP listener from its
-// JSON log, or "".
-func listeningAddr(logFile string) string {
+// readmeListeningAddr returns the address of the broker's HTTP listener
+// from its JSON log, or "".
+func readmeListeningAddr(logFile string) string {
 	f, err := os.Open(logFile)
 	if err != nil {
 		return ""
@@ -275,9 +277,9 @@ func listeningAddr(logFile string) string {
 	return ""
 }
 
-// lineWith returns the first line of the file that starts with prefix.
-func lineWith(file, prefix string) string {
-	for _, l := range strings.Split(readFile(file), "\n") {
+// readmeLine returns the first line of the file that starts with prefix.
+func readmeLine(file, prefix string) string {
+	for _, l := range strings.Split(readmeFile(file), "\n") {
 		if strings.HasPrefix(l, prefix) {
 			return l
 		}
@@ -285,13 +287,13 @@ func lineWith(file, prefix string) string {
 	return ""
 }
 
-func readFile(name string) string {
+func readmeFile(name string) string {
 	b, _ := os.ReadFile(name)
 	return string(b)
 }
 
-// freeLoopbackAddr returns a loopback address no one listens on now.
-func freeLoopbackAddr(t *testing.T) string {
+// readmeFreeAddr returns a loopback address no one listens on now.
+func readmeFreeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

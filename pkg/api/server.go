@@ -35,7 +35,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers.
 	ReadHeaderTimeout time.Duration
-	// MaxHeaderBytes caps the size of a request's headers.
+	// MaxHeaderBytes caps the size of a request's request line and header
+	// block together, in bytes; a larger one gets 431. net/http cannot cap
+	// below 4097 bytes, so smaller values act as 4097.
 	MaxHeaderBytes int
 	// RetryAfter is sent with 503 when the broker's queues are full.
 	RetryAfter time.Duration
@@ -120,7 +122,7 @@ func (s *Server) Open(addr string, tlsConfig *tls.Config) (net.Addr, error) {
 		ReadTimeout:       s.opts.RequestTimeout,
 		WriteTimeout:      s.opts.RequestTimeout + 5*time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
+		MaxHeaderBytes:    serverHeaderBytes(s.opts.MaxHeaderBytes),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          newStdLogger(s.log),
 	}
@@ -138,6 +140,16 @@ func (s *Server) Open(addr string, tlsConfig *tls.Config) (net.Addr, error) {
 		}
 	}()
 	return ln.Addr(), nil
+}
+
+// headerSlack is what net/http reads beyond http.Server.MaxHeaderBytes
+// before it answers 431 (its "bufio slop").
+const headerSlack = 4096
+
+// serverHeaderBytes is the http.Server.MaxHeaderBytes that makes the real cap
+// on a request's line and headers limit bytes.
+func serverHeaderBytes(limit int) int {
+	return max(limit-headerSlack, 1)
 }
 
 // Close stops accepting connections and waits for in-flight requests until

@@ -54,7 +54,7 @@ func (c Config) intRanges() []intRange {
 		r("API__HTTPPORT", c.HTTPPort, 0, 65535),
 		r("API__HTTPSPORT", c.HTTPSPort, 0, 65535),
 		atLeast("METRICS__REPORTINGINTERVALINSECONDS", c.MetricsReportingIntervalSeconds, 1),
-		atLeast("API__MAXHEADERBYTES", c.MaxHeaderBytes, 1),
+		atLeast("API__MAXHEADERBYTES", c.MaxHeaderBytes, 4097), // net/http cannot cap below it
 		{"API__MAXDISCARDBYTES", c.MaxDiscardBytes, 0, unbounded},
 		atLeast("API__READHEADERTIMEOUTINSECONDS", c.ReadHeaderTimeoutSeconds, 1),
 		atLeast("BROKER__MAXTOPICS", c.MaxTopics, 1),

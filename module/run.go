@@ -144,7 +144,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 
 	<-ctx.Done()
 	stopTimeout := time.Duration(cfg.StopTimeoutSeconds) * time.Second
-	log.Info().Dur("stopTimeout", stopTimeout).Msg("stopping: no longer accepting requests")
+	log.Info().Int("stopTimeoutSeconds", cfg.StopTimeoutSeconds).Msg("stopping: no longer accepting requests")
 	deadline := time.Now().Add(stopTimeout)
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()

@@ -243,6 +243,7 @@ func apiOptions(cfg config.Config) api.Options {
 		MaxContentLength:  int64(cfg.MaxContentLength),
 		MaxDiscardBytes:   cfg.MaxDiscardBytes,
 		IDPrefix:          idPrefix(cfg),
+		PublicHost:        or(cfg.PublicHost, or(cfg.IoTEdgeModuleID, api.DefaultPublicHost)),
 		HealthProbe:       cfg.HealthProbeEnabled,
 		RequestTimeout:    time.Duration(cfg.RequestTimeoutSeconds) * time.Second,
 		ReadHeaderTimeout: time.Duration(cfg.ReadHeaderTimeoutSeconds) * time.Second,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,11 @@ type Options struct {
 	// IDPrefix is "/iotHubs/<hub>/devices/<device>/modules/<module>", the
 	// start of every resource id.
 	IDPrefix string
+	// PublicHost is the host, or host:port, that topics' endpoint URLs
+	// name; without a port, the port of the listener serving HTTPS (else
+	// HTTP) is added. Endpoint URLs never echo the request's Host header,
+	// which a client chooses. Empty means DefaultPublicHost.
+	PublicHost string
 	// HealthProbe serves GET /healthz when true.
 	HealthProbe bool
 	// RequestTimeout bounds reading a whole request and writing its response.
@@ -56,12 +62,17 @@ type Options struct {
 	DeliveryStatus func(*eventgrid.EventSubscription) *resource.DeliveryStatus
 }
 
+// DefaultPublicHost is the module name Microsoft's documentation addresses
+// the broker by from other modules: https://eventgridmodule:4438/topics/...
+const DefaultPublicHost = "eventgridmodule"
+
 // DefaultOptions returns the documented defaults.
 func DefaultOptions() Options {
 	return Options{
 		MaxContentLength:  1058576,
 		MaxDiscardBytes:   16 << 20,
 		IDPrefix:          "/iotHubs/localhub/devices/localdevice/modules/eventgridmodule",
+		PublicHost:        DefaultPublicHost,
 		HealthProbe:       true,
 		RequestTimeout:    30 * time.Second,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -81,6 +92,8 @@ type Server struct {
 
 	mu      sync.Mutex
 	servers []*http.Server
+	baseURL string // of topics' endpoints, from the first HTTPS listener, else the first HTTP one
+	tlsBase bool   // baseURL is the HTTPS listener's
 	wg      sync.WaitGroup
 }
 
@@ -131,6 +144,9 @@ func (s *Server) Open(addr string, tlsConfig *tls.Config) (net.Addr, error) {
 	}
 	s.mu.Lock()
 	s.servers = append(s.servers, srv)
+	if s.baseURL == "" || (tlsConfig != nil && !s.tlsBase) {
+		s.baseURL, s.tlsBase = publicBaseURL(s.opts.PublicHost, tlsConfig != nil, ln.Addr()), tlsConfig != nil
+	}
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
@@ -140,6 +156,44 @@ func (s *Server) Open(addr string, tlsConfig *tls.Config) (net.Addr, error) {
 		}
 	}()
 	return ln.Addr(), nil
+}
+
+// publicBaseURL is scheme://host:port of the topics' endpoints when the
+// listener at addr serves them.
+func publicBaseURL(host string, tls bool, addr net.Addr) string {
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	if host == "" {
+		host = DefaultPublicHost
+	}
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return scheme + "://" + host
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	port := "0"
+	if _, p, err := net.SplitHostPort(addr.String()); err == nil {
+		port = p
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// endpointBase returns the base URL of the topics' endpoints.
+func (s *Server) endpointBase() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.baseURL == "" { // served through Handler, with no listener of its own
+		return "http://" + or(s.opts.PublicHost, DefaultPublicHost)
+	}
+	return s.baseURL
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }
 
 // headerSlack is what net/http reads beyond http.Server.MaxHeaderBytes

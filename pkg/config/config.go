@@ -155,6 +155,12 @@ type Config struct {
 	// BindAddress is api__bindAddress (edgegrid extension): the listeners'
 	// host; empty means all interfaces.
 	BindAddress string `envconfig:"API__BINDADDRESS"`
+	// PublicHost is api__publicHost (edgegrid extension): the host, or
+	// host:port, that topics' endpoint URLs name. Empty means the module's
+	// name (IOTEDGE_MODULEID, else eventgridmodule), the name other modules
+	// reach it by; without a port the serving listener's port is added.
+	// Endpoint URLs never echo a request's Host header.
+	PublicHost string `envconfig:"API__PUBLICHOST"`
 	// MaxDiscardBytes is api__maxDiscardBytes (edgegrid extension): how much
 	// of a refused request's body is read and discarded so that the client
 	// reads the refusal.

@@ -103,6 +103,7 @@ var keyTable = []key{
 	{name: "IOTEDGE_WORKLOADURI"},
 	// edgegrid extensions
 	{name: "api__bindAddress"},
+	{name: "api__publicHost"},
 	{name: "api__maxDiscardBytes"},
 	{name: "api__maxHeaderBytes"},
 	{name: "api__readHeaderTimeoutInSeconds"},

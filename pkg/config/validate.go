@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // unbounded marks an integer range with no upper limit.
@@ -102,6 +105,7 @@ func (c Config) Validate() error {
 	enum("LOG__FORMAT", slices.Contains(logFormats, c.LogFormat), c.LogFormat, acceptedValues(logFormats))
 	enum("LOG__LEVEL", slices.Contains(logLevels, c.LogLevel), c.LogLevel, acceptedValues(logLevels))
 	enum("BROKER__BACKOFFINTERVALS", c.BackoffIntervals.valid(), c.BackoffIntervals.String(), intervalsAccepted)
+	enum("API__PUBLICHOST", validPublicHost(c.PublicHost), c.PublicHost, "a host name or IP address, optionally with :port, without scheme or path (e.g. eventgridmodule or gateway.example:4438)")
 
 	for _, r := range c.intRanges() {
 		if r.value < r.min || r.value > r.max {
@@ -109,6 +113,35 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(append(errs, c.crossFieldErrors()...)...)
+}
+
+// validPublicHost reports whether s is empty or a host[:port] that can
+// stand in a URL's authority.
+func validPublicHost(s string) bool {
+	if s == "" {
+		return true
+	}
+	host := s
+	if h, port, err := net.SplitHostPort(s); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+		host = h
+	} else if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		host = s[1 : len(s)-1]
+	}
+	if host == "" {
+		return false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.To4() != nil || strings.HasPrefix(s, "[")
+	}
+	for _, r := range host {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // crossFieldErrors checks the rules that tie settings together.

@@ -53,6 +53,10 @@ type Options struct {
 	MetricsHandler http.Handler
 	// Authenticator, if not nil, checks every request but the health probe.
 	Authenticator Authenticator
+	// AuthFailureLogInterval is the least time between two log lines about
+	// refused requests; each line counts the refusals not logged before
+	// it. Zero means DefaultAuthFailureLogInterval.
+	AuthFailureLogInterval time.Duration
 	// Admit, if not nil, is asked before a publish body is read whether a
 	// request of that many bytes could be queued; when it says no, the
 	// request gets 503 without being read.
@@ -89,6 +93,7 @@ type Server struct {
 	publisher eventgrid.Publisher
 	log       zerolog.Logger
 	echo      *echo.Echo
+	authLog   logLimiter
 
 	mu      sync.Mutex
 	servers []*http.Server
@@ -102,7 +107,11 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	if opts.Metrics == nil {
 		opts.Metrics = nopMetrics{}
 	}
+	if opts.AuthFailureLogInterval <= 0 {
+		opts.AuthFailureLogInterval = DefaultAuthFailureLogInterval
+	}
 	s := &Server{
+		authLog:   logLimiter{interval: opts.AuthFailureLogInterval},
 		opts:      opts,
 		registry:  reg,
 		publisher: pub,

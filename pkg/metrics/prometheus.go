@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/edgegrid/edgegrid/pkg/auth"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
@@ -62,6 +63,7 @@ type Prometheus struct {
 	deadLetterWritten, deadLetterFailed          *prometheus.CounterVec
 	deadLetterDropped                            *prometheus.CounterVec
 	rejected                                     prometheus.Counter
+	authFailures                                 *prometheus.CounterVec
 
 	stats atomic.Pointer[func() delivery.Stats]
 
@@ -124,13 +126,17 @@ func NewPrometheus() *Prometheus {
 			Name: "eventgrid_publish_rejected_total",
 			Help: "Deliveries refused at publish with 503 because the broker's queues were full.",
 		}),
-		topics: map[string]*topicSeries{},
-		subs:   map[uint64]*subSeries{},
+		authFailures: counter("eventgrid_auth_failures_total", "Requests refused with 401, by reason: no_credentials, sas_key, sas_token, client_certificate.", labelReason),
+		topics:       map[string]*topicSeries{},
+		subs:         map[uint64]*subSeries{},
+	}
+	for _, r := range auth.FailureKinds {
+		p.authFailures.WithLabelValues(r)
 	}
 	p.reg.MustRegister(
 		p.eventsReceived, p.unmatched, p.successRequests, p.systemErrors, p.userErrors, p.requestLatency,
 		p.delivered, p.failed, p.attempts, p.expired, p.successLatency, p.failureLatency, p.firstAttempt,
-		p.dropped, p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped, p.rejected,
+		p.dropped, p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped, p.rejected, p.authFailures,
 		newStatsCollector(&p.stats),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -217,6 +223,9 @@ func (p *Prometheus) DeadLettered(sub *eventgrid.EventSubscription, reason strin
 		p.deadLettered.WithLabelValues(s.topic, s.name, reason).Add(float64(n))
 	}
 }
+
+// AuthFailed implements api.Metrics.
+func (p *Prometheus) AuthFailed(reason string) { p.authFailures.WithLabelValues(reason).Inc() }
 
 // Rejected implements delivery.Metrics.
 func (p *Prometheus) Rejected(n int) { p.rejected.Add(float64(n)) }

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/edgegrid/edgegrid/pkg/azconn"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/servicebus"
 )
 
 // maxOutputNameLength bounds an EdgeHub output name.
@@ -42,8 +42,8 @@ func (o Options) validateBrokerDestination(d *eventgrid.Destination) (handled bo
 		if d.ConnectionString == "" {
 			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"connectionString is required for a %s destination.", d.EndpointType)
 		}
-		if _, err := servicebus.ParseConnectionString(d.ConnectionString); err != nil {
-			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"connectionString is not a valid entity connection string (Endpoint=sb://<namespace>/;SharedAccessKeyName=…;SharedAccessKey=…;EntityPath=<entity>): %v.", err)
+		if _, err := azconn.ParseEntity(d.ConnectionString); err != nil {
+			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"connectionString %v (want Endpoint=sb://<namespace>/;SharedAccessKeyName=…;SharedAccessKey=…;EntityPath=<entity>).", err)
 		}
 	case eventgrid.StorageQueue:
 		// Decoding checked the connection string, queue name and time to

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/azconn"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
@@ -120,7 +121,7 @@ var (
 
 // entity is a parsed connection string with its current token.
 type entity struct {
-	cs      ConnectionString
+	cs      azconn.Entity
 	err     error
 	sendURL string
 
@@ -139,9 +140,9 @@ func (s *Sender) entity(connStr string) *entity {
 		clear(s.entities)
 	}
 	e := &entity{}
-	e.cs, e.err = ParseConnectionString(connStr)
+	e.cs, e.err = azconn.ParseEntity(connStr)
 	if e.err == nil {
-		e.sendURL = e.cs.resource() + "/messages"
+		e.sendURL = e.cs.Resource() + "/messages"
 	}
 	s.entities[connStr] = e
 	return e
@@ -153,7 +154,7 @@ func (e *entity) authorization(now time.Time, lifetime time.Duration) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.token == "" || !now.Before(e.renewAt) {
-		e.token = SASToken(e.cs.resource(), e.cs.KeyName, e.cs.Key, now.Add(lifetime))
+		e.token = SASToken(e.cs.Resource(), e.cs.KeyName, e.cs.Key, now.Add(lifetime))
 		e.renewAt = now.Add(lifetime - lifetime/5)
 	}
 	return e.token
@@ -165,7 +166,7 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	dst := &b.Subscription.Destination
 	e := s.entity(dst.ConnectionString)
 	if e.err != nil {
-		return &Error{Err: fmt.Errorf("connectionString: %w", e.err)}
+		return &Error{Err: fmt.Errorf("connectionString %w", e.err)}
 	}
 	apiVersion := serviceBusAPIVersion
 	if dst.EndpointType == eventgrid.EventHub {

@@ -208,36 +208,6 @@ func checkNoSecret(t *testing.T, err error, secret string) {
 	}
 }
 
-func TestParseConnectionString(t *testing.T) {
-	ok := []struct{ in, host, keyName, key, entity string }{
-		{"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=ab==;EntityPath=hub", "ns.servicebus.windows.net", "send", "ab==", "hub"},
-		{" endpoint = sb://ns.example:5671 ; sharedaccesskeyname=n;SHAREDACCESSKEY=k=;entitypath=/q/;", "ns.example:5671", "n", "k=", "q"},
-		{"Endpoint=https://127.0.0.1:4443/;SharedAccessKeyName=n;SharedAccessKey=k;EntityPath=topic/sub", "127.0.0.1:4443", "n", "k", "topic/sub"},
-	}
-	for _, c := range ok {
-		got, err := servicebus.ParseConnectionString(c.in)
-		if err != nil || got.Host != c.host || got.KeyName != c.keyName || got.Key != c.key || got.EntityPath != c.entity {
-			t.Errorf("ParseConnectionString(%q) = %+v, %v", c.in, got, err)
-		}
-	}
-	bad := []struct{ in, mention string }{
-		{"", "Endpoint"},
-		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey", "EntityPath"},
-		{"Endpoint=sb://ns/;SharedAccessKeyName=n;EntityPath=e", "SharedAccessKey "},
-		{"Endpoint=sb://ns/;SharedAccessKey=secretkey;EntityPath=e", "SharedAccessKeyName"},
-		{"Endpoint=ftp://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "Endpoint"},
-		{"Endpoint=sb:///;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "Endpoint"},
-		{"Endpoint=sb://ns/;secretkey;EntityPath=e", "Key=Value"},
-		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e?x", "EntityPath"},
-	}
-	for _, c := range bad {
-		_, err := servicebus.ParseConnectionString(c.in)
-		if err == nil || !strings.Contains(err.Error()+" ", c.mention) || strings.Contains(err.Error(), "secretkey") {
-			t.Errorf("ParseConnectionString(%q): %v; want an error naming %q and no secret", c.in, err, c.mention)
-		}
-	}
-}
-
 func BenchmarkSendBatch(b *testing.B) {
 	ca := testpki.NewCA(b, "sb-ca")
 	ns := servicebustest.New(b, ca)

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
 // Topic returns the MQTT topic of a module message on output, with the
@@ -34,30 +33,16 @@ func Topic(deviceID, moduleID, output string, props ...string) string {
 }
 
 // properties returns the custom delivery properties as name, value pairs,
-// Dynamic values taken from ev (the batch's first event); a missing value,
-// or one that is not a string, number or boolean, leaves its property out.
+// Dynamic values taken from ev (the batch's first event) by the rules every
+// destination shares (eventgrid.Properties).
 func properties(attrs []eventgrid.DeliveryAttribute, ev []byte) []string {
-	if len(attrs) == 0 {
+	ps := eventgrid.Properties(attrs, ev)
+	if len(ps) == 0 {
 		return nil
 	}
-	out := make([]string, 0, 2*len(attrs))
-	for _, a := range attrs {
-		if !strings.EqualFold(a.Type, "Dynamic") {
-			out = append(out, a.Name, a.Value)
-			continue
-		}
-		v, ok := rawjson.Lookup(ev, strings.Split(a.SourceField, "."))
-		if !ok {
-			continue
-		}
-		switch rawjson.KindOf(v) {
-		case rawjson.String:
-			if s, ok := rawjson.Unquote(v); ok {
-				out = append(out, a.Name, s)
-			}
-		case rawjson.Number, rawjson.Bool:
-			out = append(out, a.Name, string(rawjson.TrimSpace(v)))
-		}
+	out := make([]string, 0, 2*len(ps))
+	for _, p := range ps {
+		out = append(out, p.Name, p.Value)
 	}
 	return out
 }

@@ -114,6 +114,35 @@ func TestSend(t *testing.T) {
 	})
 }
 
+// Message properties follow the rules every destination shares: a value a
+// header could not carry (here a subject with a line break) is left out.
+func TestSend_PropertiesSharedRules(t *testing.T) {
+	ca := testpki.NewCA(t, "sb-ca")
+	ns := servicebustest.New(t, ca)
+	s := newSender(t, ca)
+	cs := ns.AddEntity(servicebustest.Queue, "strict")
+	subject := []eventgrid.DeliveryAttribute{{Name: "subject", Type: "Dynamic", SourceField: "subject"}}
+	if err := s.Send(context.Background(), batch(eventgrid.ServiceBusQueue, cs, true, subject, ev1, ev2)); err != nil {
+		t.Fatal(err)
+	}
+	msgs := ns.Messages("strict")
+	if len(msgs) != 2 {
+		t.Fatalf("got %d messages, want 2", len(msgs))
+	}
+	if !equalProps(msgs[0].UserProperties, map[string]any{"subject": "a"}) || len(msgs[1].UserProperties) != 0 {
+		t.Errorf("properties %v and %v; want subject a, then none (a multi-line subject)", msgs[0].UserProperties, msgs[1].UserProperties)
+	}
+	for i, m := range msgs {
+		want := []eventgrid.Property{}
+		if i == 0 {
+			want = []eventgrid.Property{{Name: "subject", Value: "a"}}
+		}
+		if got := eventgrid.Properties(subject, m.Body); len(got) != len(want) || (len(got) == 1 && got[0] != want[0]) {
+			t.Errorf("message %d: eventgrid.Properties = %v, want %v", i, got, want)
+		}
+	}
+}
+
 func equalProps(got, want map[string]any) bool {
 	if len(got) != len(want) {
 		return false

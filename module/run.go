@@ -18,6 +18,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
+	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
@@ -57,7 +58,33 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 			log.Warn().Err(err).Msg("stopping certificate refresh")
 		}
 	}()
+	rep, prom, stopReporter := newReporter(ctx, cfg, log)
+	defer stopReporter()
+	out, err := newSenders(cfg, sec, log)
+	if err != nil {
+		return err
+	}
+	defer out.close() // after the engine: deliveries in flight finish first
+	b := newBroker(cfg, out, rep, prom, sec, log)
+	if err := b.start(ctx, cfg, sec, log, onListen); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	b.stop(cfg, log)
+	return nil
+}
 
+// senders are the destinations' senders.
+type senders struct {
+	router delivery.Router
+	hooks  *webhook.Sender
+	queues *storagequeue.Sender
+	close  func()
+}
+
+// newSenders builds a sender for each destination type, sharing the
+// outbound TLS settings.
+func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders, error) {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	hooks := webhook.New(webhook.Options{
 		TLSConfig:       certs.OutboundConfig(sec.outbound),
@@ -66,13 +93,6 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		UserAgent:       "edgegrid/" + version,
 		Interop:         interopOptions(cfg),
 	})
-	rep, prom, stopReporter := newReporter(ctx, cfg, log)
-	defer stopReporter()
-	var engineMetrics delivery.Metrics
-	obs := observers{}
-	if rep != nil {
-		engineMetrics = rep
-	}
 	bus := servicebus.New(servicebus.Options{
 		TLSConfig:       certs.OutboundConfig(sec.outbound),
 		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
@@ -81,22 +101,41 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	})
 	edge, err := newEdgeHub(cfg, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	queues := storagequeue.New()
-	// Each destination type has its sender.
-	sender := delivery.Router{
-		eventgrid.WebHook:         hooks,
-		eventgrid.EventGrid:       hooks,
-		eventgrid.EventHub:        bus,
-		eventgrid.ServiceBusQueue: bus,
-		eventgrid.ServiceBusTopic: bus,
-		eventgrid.StorageQueue:    queues,
+	s := &senders{
+		router: delivery.Router{
+			eventgrid.WebHook:         hooks,
+			eventgrid.EventGrid:       hooks,
+			eventgrid.EventHub:        bus,
+			eventgrid.ServiceBusQueue: bus,
+			eventgrid.ServiceBusTopic: bus,
+			eventgrid.StorageQueue:    queues,
+		},
+		hooks:  hooks,
+		queues: queues,
+		close:  func() {},
 	}
 	if edge != nil {
-		defer edge.Close() // after the engine: deliveries in flight finish first
-		sender[eventgrid.EdgeHub] = edge
+		s.router[eventgrid.EdgeHub] = edge
+		s.close = func() { edge.Close() }
 	}
+	return s, nil
+}
+
+// broker is the wired broker: the delivery engine, its dead-letter writer,
+// the registry and the API.
+type broker struct {
+	engine      *delivery.Engine
+	deadLetters *deadletter.Writer
+	registry    *registry.Registry
+	api         *api.Server
+}
+
+// newBroker wires the engine, the dead-letter writer, the registry and the
+// API over the senders and the metrics reporter (rep and prom may be nil).
+func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger) *broker {
 	dlOpts := deadletter.Options{
 		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
 		MaxWait:       time.Duration(cfg.DeadLetterMaxWaitSeconds) * time.Second,
@@ -104,17 +143,21 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	if prom != nil {
 		dlOpts.Metrics = prom
 	}
-	deadLetters := deadletter.New(dlOpts, log)
+	b := &broker{deadLetters: deadletter.New(dlOpts, log)}
 	engineOpts := deliveryOptions(cfg)
-	engineOpts.DeadLetterer = deadLetters
-	engine := delivery.New(engineOpts, sender, engineMetrics, log)
-	obs = append(obs, engine, hooks, queues)
+	engineOpts.DeadLetterer = b.deadLetters
+	var engineMetrics delivery.Metrics
+	if rep != nil {
+		engineMetrics = rep
+	}
+	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
+	obs := observers{b.engine, out.hooks, out.queues}
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
-	apiOpts.DeliveryStatus = deliveryStatus(engine)
-	apiOpts.Admit = engine.Admit
+	apiOpts.DeliveryStatus = deliveryStatus(b.engine)
+	apiOpts.Admit = b.engine.Admit
 	if rep != nil {
-		rep.Collect(engine.Stats)
+		rep.Collect(b.engine.Stats)
 		obs = append(obs, rep)
 		apiOpts.Metrics = rep
 	}
@@ -124,42 +167,49 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		apiOpts.MetricsHandler = prom.Handler()
 	}
 	regOpts := registryOptions(cfg)
-	regOpts.Handshake = hooks.Handshake
-	reg := registry.New(regOpts, obs)
-	if err := applyDesiredConfig(ctx, cfg, reg, log); err != nil {
-		engine.Close(0)
-		deadLetters.Close(context.Background())
+	regOpts.Handshake = out.hooks.Handshake
+	b.registry = registry.New(regOpts, obs)
+	b.api = api.New(apiOpts, b.registry, b.engine, log)
+	return b
+}
+
+// start applies the desired configuration and opens the listeners; on
+// failure it stops what it started.
+func (b *broker) start(ctx context.Context, cfg config.Config, sec *security, log zerolog.Logger, onListen listening) error {
+	if err := applyDesiredConfig(ctx, cfg, b.registry, log); err != nil {
+		b.engine.Close(0)
+		b.deadLetters.Close(context.Background())
 		return err
 	}
-	srv := api.New(apiOpts, reg, engine, log)
-
-	if err := openListeners(cfg, srv, sec, log, onListen); err != nil {
+	if err := openListeners(cfg, b.api, sec, log, onListen); err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		_ = srv.Close(sctx)
-		engine.Close(0)
-		deadLetters.Close(context.Background())
+		_ = b.api.Close(sctx)
+		b.engine.Close(0)
+		b.deadLetters.Close(context.Background())
 		return err
 	}
+	return nil
+}
 
-	<-ctx.Done()
-	stopTimeout := time.Duration(cfg.StopTimeoutSeconds) * time.Second
+// stop shuts down within broker__stopTimeoutInSeconds: the listeners stop
+// accepting and requests in flight finish, then deliveries in flight, then
+// the dead letters get what is left, and a second at least.
+func (b *broker) stop(cfg config.Config, log zerolog.Logger) {
 	log.Info().Int("stopTimeoutSeconds", cfg.StopTimeoutSeconds).Msg("stopping: no longer accepting requests")
-	deadline := time.Now().Add(stopTimeout)
+	deadline := time.Now().Add(time.Duration(cfg.StopTimeoutSeconds) * time.Second)
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	if err := srv.Close(sctx); err != nil {
+	if err := b.api.Close(sctx); err != nil {
 		log.Warn().Err(err).Msg("requests still in flight at the stop timeout were cut off")
 	}
-	engine.Close(time.Until(deadline))
-	// Dead letters get what is left of the stop timeout, and a second at least.
+	b.engine.Close(time.Until(deadline))
 	dctx, dcancel := context.WithDeadline(context.Background(), maxTime(deadline, time.Now().Add(time.Second)))
 	defer dcancel()
-	if n := deadLetters.Close(dctx); n > 0 {
+	if n := b.deadLetters.Close(dctx); n > 0 {
 		log.Warn().Int("events", n).Msg("dead letters not written before the stop timeout were dropped")
 	}
 	log.Info().Msg("edgegrid stopped")
-	return nil
 }
 
 // openListeners opens the listeners inbound__serverAuth__tlsPolicy asks

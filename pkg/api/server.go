@@ -107,6 +107,9 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	if opts.Metrics == nil {
 		opts.Metrics = nopMetrics{}
 	}
+	if opts.PublicHost == "" {
+		opts.PublicHost = DefaultPublicHost
+	}
 	if opts.AuthFailureLogInterval <= 0 {
 		opts.AuthFailureLogInterval = DefaultAuthFailureLogInterval
 	}
@@ -174,9 +177,6 @@ func publicBaseURL(host string, tls bool, addr net.Addr) string {
 	if tls {
 		scheme = "https"
 	}
-	if host == "" {
-		host = DefaultPublicHost
-	}
 	if _, _, err := net.SplitHostPort(host); err == nil {
 		return scheme + "://" + host
 	}
@@ -193,16 +193,9 @@ func (s *Server) endpointBase() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.baseURL == "" { // served through Handler, with no listener of its own
-		return "http://" + or(s.opts.PublicHost, DefaultPublicHost)
+		return "http://" + s.opts.PublicHost
 	}
 	return s.baseURL
-}
-
-func or(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // headerSlack is what net/http reads beyond http.Server.MaxHeaderBytes

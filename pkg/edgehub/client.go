@@ -228,7 +228,7 @@ func (c *Client) run() {
 				return
 			}
 			c.setState(stateDown, nil, err)
-			c.log.Warn().Err(err).Dur("retryIn", backoff).Msg("cannot connect to edgeHub")
+			c.log.Warn().Err(err).Float64("retryInSeconds", backoff.Seconds()).Msg("cannot connect to edgeHub")
 			if !c.sleep(backoff) {
 				return
 			}

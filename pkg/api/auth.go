@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -45,7 +46,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			s.opts.Metrics.AuthFailed(kind)
 			if suppressed, ok := s.authLog.allow(time.Now()); ok {
-				s.log.Warn().Str("reason", kind).Str("detail", reason).Str("remote", c.RealIP()).
+				s.log.Warn().Str("reason", kind).Str("detail", reason).Str("remote", remoteHost(c.Request())).
 					Str("method", c.Request().Method).Str("path", c.Request().URL.Path).
 					Int("suppressedSinceLastLine", suppressed).Msg("request refused: not authenticated")
 			}
@@ -53,6 +54,15 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// remoteHost is the address of the connection's peer: unlike X-Forwarded-For
+// or X-Real-IP, the client cannot choose it.
+func remoteHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // logLimiter lets one event through per interval and counts the others.

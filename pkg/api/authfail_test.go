@@ -99,6 +99,7 @@ func TestAuthFailures_CountedAndLogRateLimited(t *testing.T) {
 			const n = 5
 			for range n {
 				req, _ := http.NewRequest(http.MethodGet, "http://"+addr.String()+"/topics?api-version="+edgeVersion, nil)
+				req.Header.Set("X-Forwarded-For", "203.0.113.9")
 				for i := 0; i+1 < len(tt.header); i += 2 {
 					req.Header.Set(tt.header[i], tt.header[i+1])
 				}
@@ -121,8 +122,8 @@ func TestAuthFailures_CountedAndLogRateLimited(t *testing.T) {
 				t.Fatalf("%d log lines for %d refusals within the interval, want 1: %v", len(lines), n, lines)
 			}
 			l := lines[0]
-			if l["level"] != "warn" || l["reason"] != tt.want || l["path"] != "/topics" || l["suppressedSinceLastLine"] != 0.0 {
-				t.Errorf("log line %v, want a warning with reason %s, path /topics, suppressedSinceLastLine 0", l, tt.want)
+			if l["level"] != "warn" || l["reason"] != tt.want || l["path"] != "/topics" || l["suppressedSinceLastLine"] != 0.0 || l["remote"] != "127.0.0.1" {
+				t.Errorf("log line %v, want a warning with reason %s, path /topics, suppressedSinceLastLine 0 and the peer's address (not X-Forwarded-For)", l, tt.want)
 			}
 			if all := logs.b.String(); strings.Contains(all, secret) || strings.Contains(all, wrongKey) {
 				t.Errorf("a key reached the log: %s", all)

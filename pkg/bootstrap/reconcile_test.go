@@ -51,12 +51,28 @@ type fixture struct {
 	reg *registry.Registry
 	rec *recorder
 	r   *bootstrap.Reconciler
-	log *bytes.Buffer
+	log *syncBuffer
 }
+
+// syncBuffer is a log buffer safe for concurrent use.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) Reset() { b.mu.Lock(); defer b.mu.Unlock(); b.buf.Reset() }
+
+func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.buf.String() }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{rec: &recorder{}, log: &bytes.Buffer{}}
+	f := &fixture{rec: &recorder{}, log: &syncBuffer{}}
 	f.reg = registry.New(registry.DefaultOptions(), f.rec)
 	f.r = bootstrap.NewReconciler(f.reg, f.reg, zerolog.New(f.log).Level(zerolog.DebugLevel))
 	return f
@@ -72,7 +88,7 @@ func (f *fixture) apply(t *testing.T, source, doc string) (bootstrap.Result, []m
 		t.Fatalf("Apply: %v", err)
 	}
 	var lines []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(f.log.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(f.log.String()))
 	for sc.Scan() {
 		var l map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {

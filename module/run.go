@@ -126,7 +126,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	regOpts := registryOptions(cfg)
 	regOpts.Handshake = hooks.Handshake
 	reg := registry.New(regOpts, obs)
-	if err := applyDesiredConfig(ctx, cfg, reg, log); err != nil {
+	if apiOpts.Ready, err = startDesiredConfig(ctx, cfg, reg, edge, log); err != nil {
 		engine.Close(0)
 		deadLetters.Close(context.Background())
 		return err

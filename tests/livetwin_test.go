@@ -132,6 +132,16 @@ func (h *twinHub) patchDesired(body string) {
 	}
 }
 
+// patchDesiredUnseen changes the desired properties without publishing
+// the patch, as when the module was away: the next patch's version then
+// skips one.
+func (h *twinHub) patchDesiredUnseen(p map[string]any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.version++
+	mergePatch(h.desired, p)
+}
+
 // reportedAt returns a copy of the reported property at path (nil if
 // absent).
 func (h *twinHub) reportedAt(path ...string) any {
@@ -254,8 +264,26 @@ func TestLiveConfig_ModuleTwin(t *testing.T) {
 		}
 		return nil
 	})
+	// A patch missed (version 5) shows in the next one's version (6): the
+	// broker reads the whole twin again and applies both.
+	s4, s5 := newSink(t, nil), newSink(t, nil)
+	hub.patchDesiredUnseen(map[string]any{"eventSubscriptions": map[string]any{"s4": hookOf(s4)}})
+	hub.patchDesired(mustJSON(t, map[string]any{"$version": 6, "eventSubscriptions": map[string]any{"s5": hookOf(s5)}}))
+	eventually(t, 10*time.Second, func() error {
+		if hub.reportedAt("eventSubscriptions", "s4") == nil || hub.reportedAt("eventSubscriptions", "s5") == nil {
+			return fmt.Errorf("reported %v", hub.reportedAt("eventSubscriptions"))
+		}
+		return nil
+	})
+
+	if len(b.Logs("desired-properties patch out of sequence; reading the whole twin again")) != 1 {
+		t.Errorf("no resynchronisation logged")
+	}
+
 	publish(t, b.URL, "orders", egEvents("n", 3))
 	s3.waitAccepted(t, 3, 10*time.Second)
+	s4.waitAccepted(t, 3, 10*time.Second)
+	s5.waitAccepted(t, 3, 10*time.Second)
 	if n := len(s1.accepted(t)); n != 2 {
 		t.Errorf("s1 accepted %d events, want the 2 before its removal", n)
 	}

@@ -115,6 +115,7 @@ func TestLiveConfig_ConfigMapSwap(t *testing.T) {
 
 	// The swap: drop removed, add added, keep changed (a filter that
 	// lets everything published here through), all without a restart.
+	swapped := time.Now()
 	cm.swap(t, map[string]string{"desired.json": declare(map[string]any{
 		"keep": sub(keep.URL+"/keep", "filter", map[string]any{"includedEventTypes": []string{"recordInserted"}}),
 		"add":  sub(add.URL + "/add"),
@@ -128,6 +129,7 @@ func TestLiveConfig_ConfigMapSwap(t *testing.T) {
 		}
 		return nil
 	})
+	t.Logf("the swap was applied %v after it (poll interval 1 s)", time.Since(swapped).Round(time.Millisecond))
 	got := mustDo(t, http.MethodGet, subURLOf(b.URL, "orders", "keep"), "", nil, http.StatusOK)
 	if !strings.Contains(string(got), `"includedEventTypes":["recordInserted"]`) {
 		t.Fatalf("keep after the swap: %s", got)

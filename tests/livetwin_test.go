@@ -230,6 +230,7 @@ func TestLiveConfig_ModuleTwin(t *testing.T) {
 	s2.waitAccepted(t, 2, 10*time.Second)
 
 	// A patch adds s3 and removes s2.
+	patched := time.Now()
 	hub.patchDesired(mustJSON(t, map[string]any{"$version": 2, "eventSubscriptions": map[string]any{"s2": nil, "s3": hookOf(s3)}}))
 	eventually(t, 10*time.Second, func() error {
 		if hub.reportedAt("eventSubscriptions", "s3") == nil || hub.reportedAt("eventSubscriptions", "s2") != nil {
@@ -237,6 +238,7 @@ func TestLiveConfig_ModuleTwin(t *testing.T) {
 		}
 		return nil
 	})
+	t.Logf("the patch was applied and reported %v after it was published", time.Since(patched).Round(time.Millisecond))
 	mustDo(t, http.MethodGet, subURLOf(b.URL, "orders", "s3"), "", nil, http.StatusOK)
 	mustDo(t, http.MethodGet, subURLOf(b.URL, "orders", "s2"), "", nil, http.StatusNotFound)
 

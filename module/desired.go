@@ -51,7 +51,8 @@ func startDesiredConfig(ctx context.Context, cfg config.Config, reg *registry.Re
 				res, err := rec.Apply(ctx, bootstrap.SourceTwin, desired)
 				return rec.Reported(ctx, bootstrap.SourceTwin, res, err)
 			},
-			Retry: time.Second,
+			RequestTimeout: 10 * time.Second,
+			Retry:          time.Second,
 		})
 	}
 	return rec.Ready, nil

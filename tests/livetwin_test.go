@@ -39,16 +39,34 @@ type twinHub struct {
 func startTwinHub(t *testing.T, mq *mosquitto.Broker, user, pass string, desired map[string]any) *twinHub {
 	t.Helper()
 	h := &twinHub{t: t, desired: desired, version: 1, reported: map[string]any{}}
+	subscribed := make(chan error, 1)
+	// A persistent session (mosquitto keeps it across its restart) and a
+	// subscription on every connection keep the stand-in serving across a
+	// restart of mosquitto, as IoT Hub is there all along: a request the
+	// module sends before the stand-in is back waits for it.
 	opts := mqtt.NewClientOptions().AddBroker("tcp://" + mq.Addr()).SetClientID("hub-standin").
-		SetUsername(user).SetPassword(pass).SetProtocolVersion(4).SetCleanSession(true).SetOrderMatters(true)
+		SetUsername(user).SetPassword(pass).SetProtocolVersion(4).SetCleanSession(false).SetOrderMatters(true).
+		SetAutoReconnect(true).SetMaxReconnectInterval(200 * time.Millisecond).
+		SetOnConnectHandler(func(cl mqtt.Client) {
+			tok := cl.SubscribeMultiple(map[string]byte{"$iothub/twin/GET/#": 1, "$iothub/twin/PATCH/properties/reported/#": 1}, h.onMessage)
+			tok.WaitTimeout(10 * time.Second)
+			select {
+			case subscribed <- tok.Error():
+			default:
+			}
+		})
 	h.cl = mqtt.NewClient(opts)
 	if tok := h.cl.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatalf("hub stand-in: connect: %v", tok.Error())
 	}
 	t.Cleanup(func() { h.cl.Disconnect(100) })
-	tok := h.cl.SubscribeMultiple(map[string]byte{"$iothub/twin/GET/#": 1, "$iothub/twin/PATCH/properties/reported/#": 1}, h.onMessage)
-	if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("hub stand-in: subscribe: %v", tok.Error())
+	select {
+	case err := <-subscribed:
+		if err != nil {
+			t.Fatalf("hub stand-in: subscribe: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hub stand-in: not subscribed")
 	}
 	return h
 }
@@ -186,7 +204,7 @@ func mergePatch(d, p map[string]any) {
 // applied and the errors of a bad entry and of a malformed patch, and keeps
 // running through them.
 func TestLiveConfig_ModuleTwin(t *testing.T) {
-	mq := mosquitto.Start(t, mosquitto.Options{Users: map[string]string{"module": "module-pass", "hub": "hub-pass"}})
+	mq := mosquitto.Start(t, mosquitto.Options{Persistence: true, Users: map[string]string{"module": "module-pass", "hub": "hub-pass"}})
 	s1, s2, s3 := newSink(t, nil), newSink(t, nil), newSink(t, nil)
 	hookOf := func(k *sink) map[string]any {
 		return map[string]any{"topic": "orders", "destination": webhookDest(k.URL + "/hook"),
@@ -282,7 +300,21 @@ func TestLiveConfig_ModuleTwin(t *testing.T) {
 		t.Errorf("no resynchronisation logged")
 	}
 
+	// While the module is away from edgeHub, s6 is declared; it reads the
+	// whole twin again when it is back, and applies s6.
+	s6 := newSink(t, nil)
+	mq.Stop()
+	hub.patchDesiredUnseen(map[string]any{"eventSubscriptions": map[string]any{"s6": hookOf(s6)}})
+	mq.Restart()
+	eventually(t, 20*time.Second, func() error {
+		if hub.reportedAt("eventSubscriptions", "s6") == nil {
+			return fmt.Errorf("reported %v", hub.reportedAt("eventSubscriptions"))
+		}
+		return nil
+	})
+
 	publish(t, b.URL, "orders", egEvents("n", 3))
+	s6.waitAccepted(t, 3, 10*time.Second)
 	s3.waitAccepted(t, 3, 10*time.Second)
 	s4.waitAccepted(t, 3, 10*time.Second)
 	s5.waitAccepted(t, 3, 10*time.Second)

@@ -303,7 +303,9 @@ func (t *twin) request(ctx context.Context, conn mqtt.Client, topicPrefix string
 	}()
 	ctx, cancel := context.WithTimeout(ctx, t.o.RequestTimeout)
 	defer cancel()
-	tok := conn.Publish(topicPrefix+rid, 0, false, body)
+	// At least once: IoT Hub answers a request id once, and a request
+	// lost on the way is better retried by the broker than by the timeout.
+	tok := conn.Publish(topicPrefix+rid, 1, false, body)
 	select {
 	case <-tok.Done():
 		if err := tok.Error(); err != nil {

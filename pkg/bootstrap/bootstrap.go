@@ -1,11 +1,9 @@
 package bootstrap
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -27,12 +25,9 @@ func Load(inline, file string) ([]byte, error) {
 	case file == "":
 		return nil, nil
 	}
-	b, err := os.ReadFile(file)
+	b, err := readFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("bootstrap: reading desired_config_file: %w", err)
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, fmt.Errorf("bootstrap: desired_config_file %s is empty", file)
+		return nil, fmt.Errorf("bootstrap: %w", err)
 	}
 	return b, nil
 }

@@ -89,6 +89,10 @@ type twin struct {
 // does not follow the last one makes it read the whole twin again; a patch
 // that is not a JSON object is reported (errors.desiredPatch) and skipped.
 func (c *Client) FollowTwin(ctx context.Context, o TwinOptions) {
+	if o.Apply == nil {
+		c.log.Error().Msg("FollowTwin without an Apply function: the module twin is not followed")
+		return
+	}
 	setDefault(&o.RequestTimeout, 30*time.Second)
 	setDefault(&o.Retry, c.o.MinReconnect)
 	t := &twin{c: c, o: o, log: c.log.With().Str("twin", "module").Logger(), waiting: map[string]chan twinResponse{}, patches: make(chan twinPatch, 64)}

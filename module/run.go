@@ -16,6 +16,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/edgehub"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
@@ -79,6 +80,7 @@ type senders struct {
 	router delivery.Router
 	hooks  *webhook.Sender
 	queues *storagequeue.Sender
+	edge   *edgehub.Client
 	close  func()
 }
 
@@ -115,6 +117,7 @@ func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders,
 		},
 		hooks:  hooks,
 		queues: queues,
+		edge:   edge,
 		close:  func() {},
 	}
 	if edge != nil {
@@ -131,6 +134,12 @@ type broker struct {
 	deadLetters *deadletter.Writer
 	registry    *registry.Registry
 	api         *api.Server
+	// edge is the edgeHub connection (nil outside IoT Edge), which also
+	// carries the module twin.
+	edge *edgehub.Client
+	// ready reports whether every desired-configuration source has been
+	// applied once; set by start before the listeners open.
+	ready func() bool
 }
 
 // newBroker wires the engine, the dead-letter writer, the registry and the
@@ -143,7 +152,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	if prom != nil {
 		dlOpts.Metrics = prom
 	}
-	b := &broker{deadLetters: deadletter.New(dlOpts, log)}
+	b := &broker{deadLetters: deadletter.New(dlOpts, log), edge: out.edge}
 	engineOpts := deliveryOptions(cfg)
 	engineOpts.DeadLetterer = b.deadLetters
 	var engineMetrics delivery.Metrics
@@ -169,18 +178,23 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	regOpts := registryOptions(cfg)
 	regOpts.Handshake = out.hooks.Handshake
 	b.registry = registry.New(regOpts, obs)
+	// /readyz asks the desired configuration's sources, which start
+	// follows before any listener opens.
+	apiOpts.Ready = func() bool { return b.ready() }
 	b.api = api.New(apiOpts, b.registry, b.engine, log)
 	return b
 }
 
-// start applies the desired configuration and opens the listeners; on
-// failure it stops what it started.
+// start applies the desired configuration, keeps following its live
+// sources, and opens the listeners; on failure it stops what it started.
 func (b *broker) start(ctx context.Context, cfg config.Config, sec *security, log zerolog.Logger, onListen listening) error {
-	if err := applyDesiredConfig(ctx, cfg, b.registry, log); err != nil {
+	ready, err := startDesiredConfig(ctx, cfg, b.registry, b.edge, log)
+	if err != nil {
 		b.engine.Close(0)
 		b.deadLetters.Close(context.Background())
 		return err
 	}
+	b.ready = ready
 	if err := openListeners(cfg, b.api, sec, log, onListen); err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

@@ -35,8 +35,12 @@ type Options struct {
 	// HTTP) is added. Endpoint URLs never echo the request's Host header,
 	// which a client chooses. Empty means DefaultPublicHost.
 	PublicHost string
-	// HealthProbe serves GET /healthz when true.
+	// HealthProbe serves GET /healthz (liveness) and GET /readyz
+	// (readiness) when true.
 	HealthProbe bool
+	// Ready, if not nil, says whether the broker is ready for traffic:
+	// /readyz answers 503 while it returns false. Nil means always ready.
+	Ready func() bool
 	// RequestTimeout bounds reading a whole request and writing its response.
 	RequestTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers.

@@ -136,6 +136,10 @@ type Config struct {
 	DesiredConfig string `envconfig:"DESIRED_CONFIG"`
 	// DesiredConfigFile is desired_config_file: a path to the same JSON.
 	DesiredConfigFile string `envconfig:"DESIRED_CONFIG_FILE"`
+	// DesiredConfigPollSeconds is desired_config_pollIntervalInSeconds
+	// (edgegrid extension): how often desired_config_file is read again;
+	// a change of content is applied live.
+	DesiredConfigPollSeconds int `envconfig:"DESIRED_CONFIG_POLLINTERVALINSECONDS" default:"5"`
 
 	// IoTEdgeModuleID is IOTEDGE_MODULEID, set by the IoT Edge runtime.
 	IoTEdgeModuleID string `envconfig:"IOTEDGE_MODULEID"`
@@ -257,6 +261,11 @@ type Config struct {
 	// EdgeHubMaxReconnectSeconds is edgehub__maxReconnectIntervalInSeconds:
 	// the longest wait between connection attempts.
 	EdgeHubMaxReconnectSeconds int `envconfig:"EDGEHUB__MAXRECONNECTINTERVALINSECONDS" default:"30"`
+	// EdgeHubTwin is edgehub__twin: whether the module twin's desired
+	// properties are followed live over the edgeHub connection. auto
+	// follows them under IoT Edge only; enabled also with edgehub__mqttUrl
+	// (the broker there must answer the twin requests); disabled never.
+	EdgeHubTwin string `envconfig:"EDGEHUB__TWIN" default:"auto"`
 }
 
 // Default returns the configuration with every default applied and nothing

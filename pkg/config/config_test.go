@@ -111,6 +111,8 @@ var specDefaults = config.Config{
 	LogLevel:                             "info",
 	EdgeHubTokenLifetimeSeconds:          3600,
 	EdgeHubMaxReconnectSeconds:           30,
+	DesiredConfigPollSeconds:             5,
+	EdgeHubTwin:                          "auto",
 }
 
 func TestDefaults(t *testing.T) {

@@ -93,6 +93,7 @@ var keyTable = []key{
 	// 2.6 declarative bootstrap
 	{name: "desired_config", redact: sizeOnly},
 	{name: "desired_config_file"},
+	{name: "desired_config_pollIntervalInSeconds"},
 	// 7.7 IoT Edge runtime
 	{name: "IOTEDGE_MODULEID"},
 	{name: "IOTEDGE_DEVICEID"},
@@ -134,6 +135,7 @@ var keyTable = []key{
 	{name: "edgehub__caFile"},
 	{name: "edgehub__tokenLifetimeInSeconds"},
 	{name: "edgehub__maxReconnectIntervalInSeconds"},
+	{name: "edgehub__twin"},
 }
 
 // valueKind says how a key's value is parsed, normalised and compared.

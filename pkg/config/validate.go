@@ -75,6 +75,7 @@ func (c Config) intRanges() []intRange {
 		atLeast("API__FILTERLIMITS__MAXSTRINGLENGTH", c.MaxFilterStringLength, 1),
 		atLeast("EDGEHUB__TOKENLIFETIMEINSECONDS", c.EdgeHubTokenLifetimeSeconds, 5),
 		atLeast("EDGEHUB__MAXRECONNECTINTERVALINSECONDS", c.EdgeHubMaxReconnectSeconds, 1),
+		atLeast("DESIRED_CONFIG_POLLINTERVALINSECONDS", c.DesiredConfigPollSeconds, 1),
 	}
 }
 
@@ -104,6 +105,7 @@ func (c Config) Validate() error {
 	enum("BROKER__DEFAULTRETRYSCHEDULE", slices.Contains(retrySchedules, c.DefaultRetrySchedule), string(c.DefaultRetrySchedule), acceptedValues(retrySchedules))
 	enum("LOG__FORMAT", slices.Contains(logFormats, c.LogFormat), c.LogFormat, acceptedValues(logFormats))
 	enum("LOG__LEVEL", slices.Contains(logLevels, c.LogLevel), c.LogLevel, acceptedValues(logLevels))
+	enum("EDGEHUB__TWIN", slices.Contains(twinModes, c.EdgeHubTwin), c.EdgeHubTwin, acceptedValues(twinModes))
 	enum("BROKER__BACKOFFINTERVALS", c.BackoffIntervals.valid(), c.BackoffIntervals.String(), intervalsAccepted)
 	enum("API__PUBLICHOST", validPublicHost(c.PublicHost), c.PublicHost, "a host name or IP address, optionally with :port, without scheme or path (e.g. eventgridmodule or gateway.example:4438)")
 

@@ -104,6 +104,7 @@ var keyTable = []key{
 	// edgegrid extensions
 	{name: "api__bindAddress"},
 	{name: "api__maxDiscardBytes"},
+	{name: "api__maxBodyBytesInFlight"},
 	{name: "api__maxHeaderBytes"},
 	{name: "api__readHeaderTimeoutInSeconds"},
 	{name: "broker__maxTopics"},

@@ -56,6 +56,7 @@ func (c Config) intRanges() []intRange {
 		atLeast("METRICS__REPORTINGINTERVALINSECONDS", c.MetricsReportingIntervalSeconds, 1),
 		atLeast("API__MAXHEADERBYTES", c.MaxHeaderBytes, 1),
 		{"API__MAXDISCARDBYTES", c.MaxDiscardBytes, 0, unbounded},
+		{"API__MAXBODYBYTESINFLIGHT", c.MaxBodyBytesInFlight, 0, unbounded},
 		atLeast("API__READHEADERTIMEOUTINSECONDS", c.ReadHeaderTimeoutSeconds, 1),
 		atLeast("BROKER__MAXTOPICS", c.MaxTopics, 1),
 		atLeast("BROKER__MAXSUBSCRIPTIONSPERTOPIC", c.MaxSubscriptionsPerTopic, 1),

@@ -1,7 +1,10 @@
 package edgehub
 
 import (
+	"errors"
+	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
@@ -10,9 +13,14 @@ import (
 // Topic returns the MQTT topic of a module message on output, with the
 // property bag edgeHub reads: the output name, content type application/json
 // and encoding utf-8, then the custom properties props (name, value pairs),
-// every key and value URL-encoded:
+// every key and value percent-encoded:
 //
 //	devices/<d>/modules/<m>/messages/events/%24.on=<output>&%24.ct=application%2Fjson&%24.ce=utf-8/
+//
+// Percent-encoding (a space is %20, never '+') keeps the MQTT wildcards '+'
+// and '#' and the NUL character, which a PUBLISH topic must not contain
+// (MQTT 3.1.1, sections 1.5.3 and 4.7.3), out of the property bag whatever
+// the names and values hold.
 func Topic(deviceID, moduleID, output string, props ...string) string {
 	var b strings.Builder
 	b.Grow(96 + len(deviceID) + len(moduleID) + len(output))
@@ -21,16 +29,58 @@ func Topic(deviceID, moduleID, output string, props ...string) string {
 	b.WriteString("/modules/")
 	b.WriteString(moduleID)
 	b.WriteString("/messages/events/%24.on=")
-	b.WriteString(urlEncode(output))
+	b.WriteString(percentEncode(output))
 	b.WriteString("&%24.ct=application%2Fjson&%24.ce=utf-8")
 	for i := 0; i+1 < len(props); i += 2 {
 		b.WriteByte('&')
-		b.WriteString(urlEncode(props[i]))
+		b.WriteString(percentEncode(props[i]))
 		b.WriteByte('=')
-		b.WriteString(urlEncode(props[i+1]))
+		b.WriteString(percentEncode(props[i+1]))
 	}
 	b.WriteByte('/')
 	return b.String()
+}
+
+// MaxTopicLength is the longest topic an MQTT PUBLISH may carry: its
+// length is a two-byte prefix.
+const MaxTopicLength = 65535
+
+// CheckTopic reports why topic cannot be published: too long, not UTF-8,
+// or holding a wildcard or NUL. nil means it can.
+func CheckTopic(topic string) error {
+	switch {
+	case len(topic) > MaxTopicLength:
+		return fmt.Errorf("the topic takes %d bytes, more than MQTT's %d", len(topic), MaxTopicLength)
+	case !utf8.ValidString(topic):
+		return errors.New("the topic is not valid UTF-8")
+	case strings.ContainsAny(topic, "+#\x00"):
+		return errors.New("the topic holds '+', '#' or NUL, which a PUBLISH topic must not")
+	}
+	return nil
+}
+
+// percentEncode leaves letters, digits and -_.!*() as they are and writes
+// every other byte as %XX with upper-case hex, a space included.
+func percentEncode(s string) string {
+	const hex = "0123456789ABCDEF"
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !unreserved(s[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s)+2*n)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; unreserved(c) {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', hex[c>>4], hex[c&0xf])
+		}
+	}
+	return string(b)
 }
 
 // properties returns the custom delivery properties as name, value pairs,

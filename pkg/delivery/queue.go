@@ -318,6 +318,16 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 		}
 		return
 	}
+	if n := acceptedOf(err, len(b.items)); n > 0 {
+		// The destination took these before it failed: they leave the
+		// queue, and only the rest are retried.
+		for i := range b.items[:n] {
+			q.releaseItem(&b.items[i])
+		}
+		rest := copy(b.items, b.items[n:])
+		clear(b.items[rest:])
+		b.items = b.items[:rest]
+	}
 	q.failures++
 	q.limit = max(1, q.limit/2)
 	q.lastFailure, q.lastError = now, err.Error()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -228,5 +229,63 @@ func TestWriter_WrongKeyReportedThenDropped(t *testing.T) {
 	}
 	if strings.Contains(out, wrong) || strings.Contains(out, "AccountKey") {
 		t.Error("the connection string reached the log")
+	}
+}
+
+// TestWriter_Backlog: more than a blob's worth of letters is written in as
+// many full blobs as it takes, at once, not one blob per flush interval; a
+// blob holds at most MaxBlobEvents letters and MaxBlobBytes bytes of them.
+// What does not fill a blob waits for the interval.
+func TestWriter_Backlog(t *testing.T) {
+	az := azurite.Start(t)
+	connStr := az.ConnectionString(azurite.Key)
+	m := &counts{}
+	w := deadletter.New(deadletter.Options{FlushInterval: time.Hour, MaxBlobEvents: 100, MaxBlobBytes: 4000, Metrics: m}, zerolog.Nop())
+	defer w.Close(context.Background())
+	s := sub("s", eventgrid.EventGridSchema, connStr)
+	var done atomic.Int64
+	small := func(i int) delivery.DeadLetter {
+		return letter(s, fmt.Sprintf(`{"id":"%03d","data":{}}`, i), delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done)
+	}
+	waitDone := func(n int64) {
+		t.Helper()
+		brokertest.Eventually(t, 20*time.Second, func() error {
+			if done.Load() < n {
+				return fmt.Errorf("%d of %d letters done", done.Load(), n)
+			}
+			return nil
+		})
+	}
+	// 350 letters of 25 bytes: the first may go on its own (the first
+	// letter after a quiet spell goes at once), then three blobs of 100 go
+	// at once, and the rest wait.
+	for i := range 350 {
+		w.DeadLetter(small(i))
+	}
+	waitDone(300)
+	// Four letters of about 1,500 bytes make those waiting more than
+	// 4,000 bytes: a blob of them and one large letter, one of two large
+	// ones, and the last waits for the interval.
+	big := strings.Repeat("x", 1480)
+	for i := range 4 {
+		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"b%d","data":%q}`, i, big), delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done))
+	}
+	waitDone(353)
+	got := blobs(t, connStr)
+	var sizes []int
+	total := 0
+	for _, evs := range got {
+		sizes = append(sizes, len(evs))
+		total += len(evs)
+	}
+	slices.Sort(sizes)
+	if total != 353 || sizes[len(sizes)-1] > 100 || len(sizes) > 6 || !slices.Contains(sizes, 2) {
+		t.Errorf("blobs of %v letters, want 353 in full blobs of at most 100 letters or 4,000 bytes", sizes)
+	}
+	if done.Load() != 353 {
+		t.Errorf("%d letters done, want 353: the last waits for the interval", done.Load())
+	}
+	if m.written.Load() != 353 {
+		t.Errorf("%d counted written, want 353", m.written.Load())
 	}
 }

@@ -2,11 +2,14 @@ package tests_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +18,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
+	"github.com/edgegrid/edgegrid/pkg/testkit/mosquitto"
+	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
 // TestStorageQueue_PartialBatch: a proxy in front of Azurite fails the
@@ -73,5 +78,74 @@ func TestStorageQueue_PartialBatch(t *testing.T) {
 	t.Logf("%d enqueue requests for 6 events, one refused; queue holds %v", enqueues.Load(), ids)
 	if n := enqueues.Load(); n != 7 {
 		t.Errorf("%d enqueue requests, want 7: six events and the one refused", n)
+	}
+}
+
+// TestEdgeHub_SpaceInOutputName: an output name with a space is sent on a
+// valid topic (%20, never the '+' wildcard), and a second subscription on
+// the same MQTT connection delivers throughout.
+func TestEdgeHub_SpaceInOutputName(t *testing.T) {
+	ca := testpki.NewCA(t, "mqtt ca")
+	mq := mosquitto.Start(t, mosquitto.Options{CA: ca, Users: map[string]string{"gateway-user": "gateway-pass", "checker": "checker-pw"}})
+	sub := mosquitto.Subscribe(t, mq, ca, "checker", "checker-pw", mosquitto.ModuleMessages)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, ca.PEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := startBroker(t, fastEnv(
+		"edgehub__mqttUrl", mq.URL(), "edgehub__deviceId", "gw1", "edgehub__moduleId", "eventgridmodule",
+		"edgehub__username", "gateway-user", "edgehub__password", "gateway-pass", "edgehub__caFile", caFile,
+		"edgehub__maxReconnectIntervalInSeconds", "1"))
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	edgeHub := func(output string) map[string]any {
+		return map[string]any{"destination": map[string]any{"endpointType": "EdgeHub", "properties": map[string]any{
+			"outputName": output,
+			"deliveryAttributeMappings": []any{map[string]any{"name": "x+y#z", "type": "Static",
+				"properties": map[string]any{"value": "a #b", "isSecret": false}}},
+		}}}
+	}
+	createSubscription(t, b.URL, "t", "spaced", edgeHub("out put"))
+	createSubscription(t, b.URL, "t", "plain", edgeHub("plain"))
+	const prefix = "devices/gw1/modules/eventgridmodule/messages/events/%24.on="
+	const bag = "&%24.ct=application%2Fjson&%24.ce=utf-8&x%2By%23z=a%20%23b/"
+	ids := func(topic string) map[string]bool {
+		out := map[string]bool{}
+		for _, m := range sub.Messages() {
+			if m.Topic != topic {
+				continue
+			}
+			var evs []map[string]any
+			if err := json.Unmarshal([]byte(m.Payload), &evs); err != nil {
+				t.Fatalf("body %s: %v", m.Payload, err)
+			}
+			for _, ev := range evs {
+				out[fmt.Sprint(ev["id"])] = true
+			}
+		}
+		return out
+	}
+	start := time.Now()
+	for round := range 5 {
+		publish(t, b.URL, "t", egEvents(fmt.Sprintf("r%d-", round), 4))
+		eventually(t, 10*time.Second, func() error {
+			for _, topic := range []string{prefix + "out%20put" + bag, prefix + "plain" + bag} {
+				got := ids(topic)
+				for i := range 4 {
+					if id := fmt.Sprintf("r%d-%d", round, i); !got[id] {
+						return fmt.Errorf("round %d: %s not received on %s (%d messages in all)", round, id, topic, len(sub.Messages()))
+					}
+				}
+			}
+			return nil
+		})
+	}
+	t.Logf("5 rounds of 4 events reached both outputs in %v", time.Since(start).Round(time.Millisecond))
+	for _, m := range sub.Messages() {
+		if !strings.HasPrefix(m.Topic, prefix) || strings.ContainsAny(m.Topic, "+# ") {
+			t.Errorf("message on topic %q", m.Topic)
+		}
+	}
+	if n := len(b.Logs("lost the connection to edgeHub")); n != 0 {
+		t.Errorf("the connection to edgeHub was lost %d times", n)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -148,4 +150,89 @@ func TestEdgeHub_SpaceInOutputName(t *testing.T) {
 	if n := len(b.Logs("lost the connection to edgeHub")); n != 0 {
 		t.Errorf("the connection to edgeHub was lost %d times", n)
 	}
+}
+
+// brokerRSS reads the broker's resident memory from /proc.
+func brokerRSS(t *testing.T, b *broker) int64 {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.cmd.Process.Pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
+				t.Fatalf("VmRSS line %q: %v", line, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS in /proc status")
+	return 0
+}
+
+// TestBodies_SlowUploadsMemory: 1,000 clients each declare a body of the
+// largest size and send one byte of it. The broker's memory follows the
+// bytes that arrived, not the declared lengths (under 200 MB), and returns
+// once the clients go (under 100 MB).
+func TestBodies_SlowUploadsMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector multiplies the broker's memory; this test measures it")
+	}
+	const conns, declared = 1000, 1058576
+	b := startBroker(t, cloudEnv("api__requestTimeoutInSeconds", "120"))
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	before := brokerRSS(t, b)
+	goroutines := func() float64 {
+		v, _ := mustScrape(t, b.URL).value("go_goroutines")
+		return v
+	}
+	idle := goroutines()
+	addr := strings.TrimPrefix(b.URL, "http://")
+	open := make([]net.Conn, 0, conns)
+	t.Cleanup(func() {
+		for _, c := range open {
+			c.Close()
+		}
+	})
+	head := fmt.Sprintf("POST /topics/t/events?%s HTTP/1.1\r\nHost: edgegrid\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n[", apiVersion, declared)
+	for range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", len(open)+1, err)
+		}
+		open = append(open, c)
+		if _, err := io.WriteString(c, head); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every upload is being read once the broker serves a goroutine per
+	// connection.
+	eventually(t, 60*time.Second, func() error {
+		if n := goroutines(); n < idle+conns {
+			return fmt.Errorf("%v goroutines, want %v: not every upload is being read yet", n, idle+conns)
+		}
+		return nil
+	})
+	during := brokerRSS(t, b)
+	t.Logf("broker RSS %d MB before, %d MB with %d uploads each declaring %d bytes and sending 1", before>>20, during>>20, conns, declared)
+	if during > 200<<20 {
+		t.Errorf("broker RSS %d MB with %d slow uploads, want under 200 MB", during>>20, conns)
+	}
+	for _, c := range open {
+		c.Close()
+	}
+	open = open[:0]
+	gone := time.Now()
+	var after int64
+	eventually(t, 10*time.Second, func() error {
+		if after = brokerRSS(t, b); after >= 100<<20 {
+			return fmt.Errorf("broker RSS %d MB after the uploads went, want under 100 MB", after>>20)
+		}
+		return nil
+	})
+	t.Logf("broker RSS %d MB %v after the uploads went", after>>20, time.Since(gone).Round(time.Millisecond))
+	// The broker still serves.
+	publish(t, b.URL, "t", egEvents("after", 1))
 }

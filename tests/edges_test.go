@@ -236,3 +236,67 @@ func TestBodies_SlowUploadsMemory(t *testing.T) {
 	// The broker still serves.
 	publish(t, b.URL, "t", egEvents("after", 1))
 }
+
+// TestDeadLetter_Throughput: one subscription dead-letters 2,000 events a
+// second for 6 s against Azurite. Storage keeps up (at least 1,000 letters
+// a second written), so no publish is refused while it is healthy, and
+// every letter reaches storage.
+func TestDeadLetter_Throughput(t *testing.T) {
+	const perRequest, requestsPerSecond, seconds = 100, 20, 6
+	const total = perRequest * requestsPerSecond * seconds
+	az := azurite.Start(t)
+	connStr := az.ConnectionString(azurite.Key)
+	b := startBroker(t, cloudEnv(
+		"broker__deadLetterFlushIntervalInSeconds", "2",
+		"broker__maxQueuedEventsPerSubscription", "4000"))
+	k := newSink(t, func(int, *http.Request) int { return http.StatusInternalServerError })
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	createSubscription(t, b.URL, "t", "dl", map[string]any{
+		"destination":           webhookDest(k.URL, "maxEventsPerBatch", 50),
+		"retryPolicy":           map[string]any{"maxDeliveryAttempts": 1},
+		"deadLetterDestination": deadLetterDest(connStr),
+	})
+	written := func() float64 {
+		v, _ := mustScrape(t, b.URL).value("eventgrid_dead_letter_written_total", "subscription", "dl")
+		return v
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	start := time.Now()
+	tick := time.NewTicker(time.Second / requestsPerSecond)
+	defer tick.Stop()
+	refused := 0
+	for i := range requestsPerSecond * seconds {
+		<-tick.C
+		code, _, body := do(t, client, http.MethodPost, b.URL+"/topics/t/events?"+apiVersion, "application/json", egEvents(fmt.Sprintf("r%d-", i), perRequest))
+		if code != http.StatusOK {
+			refused++
+			t.Errorf("request %d: %d %s", i, code, body)
+		}
+	}
+	published := time.Since(start)
+	// Every full blob's worth is written at once; what does not fill a
+	// blob waits for the 2 s interval.
+	var full time.Duration
+	eventually(t, 30*time.Second, func() error {
+		if n := written(); n < total-1000 {
+			return fmt.Errorf("%v of %d dead letters written", n, total)
+		}
+		full = time.Since(start)
+		return nil
+	})
+	eventually(t, 30*time.Second, func() error {
+		if n := written(); n != total {
+			return fmt.Errorf("%v of %d dead letters written", n, total)
+		}
+		return nil
+	})
+	rate := float64(total-1000) / full.Seconds()
+	t.Logf("%d letters published in %v (%d refused); %d written within %v of the start: %.0f letters/s",
+		total, published.Round(time.Millisecond), refused, total-1000, full.Round(time.Millisecond), rate)
+	if rate < 1000 {
+		t.Errorf("%.0f letters/s written, want at least 1,000", rate)
+	}
+	if n := len(deadLetters(t, connStr)); n != total {
+		t.Errorf("%d distinct dead letters in storage, want %d", n, total)
+	}
+}

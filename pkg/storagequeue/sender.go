@@ -32,7 +32,10 @@ type client struct {
 	q              *azqueue.QueueClient
 }
 
-var _ delivery.Sender = (*Sender)(nil)
+var (
+	_ delivery.Sender       = (*Sender)(nil)
+	_ delivery.PartialError = (*Error)(nil)
+)
 
 // New returns a Sender.
 func New() *Sender { return &Sender{clients: map[uint64]*client{}} }

@@ -29,7 +29,8 @@ func TestEngine_PartialSuccess(t *testing.T) {
 		}
 		return nil
 	}}
-	e := mustEngine(t, fastOptions(), s, nil)
+	m := newMetrics()
+	e := mustEngine(t, fastOptions(), s, m)
 	sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 10 })
 	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("a", 50), newEvent("b", 50), newEvent("c", 50), newEvent("d", 50))
 	brokertest.Eventually(t, 5*time.Second, func() error {
@@ -41,5 +42,10 @@ func TestEngine_PartialSuccess(t *testing.T) {
 	bs := s.Batches()
 	if len(bs) != 2 || !slices.Equal(bs[0].ids, []string{"a", "b", "c", "d"}) || !slices.Equal(bs[1].ids, []string{"c", "d"}) {
 		t.Fatalf("batches %+v, want [a b c d] then only [c d]", bs)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.attempts["s"] != 6 {
+		t.Errorf("%d event attempts counted, want 6", m.attempts["s"])
 	}
 }

@@ -210,7 +210,14 @@ func (q *queue) serve(b *taken) {
 	err := e.sender.Send(ctx, &b.Batch)
 	cancel()
 	e.inFlight.Add(-1)
-	e.metrics.Attempt(b.Subscription, len(b.items), time.Since(start), err)
+	took := time.Since(start)
+	if n := acceptedOf(err, len(b.items)); n > 0 {
+		// The destination took the first n: they count as delivered.
+		e.metrics.Attempt(b.Subscription, n, took, nil)
+		e.metrics.Attempt(b.Subscription, len(b.items)-n, took, err)
+	} else {
+		e.metrics.Attempt(b.Subscription, len(b.items), took, err)
+	}
 	res := Classify(err)
 
 	q.mu.Lock()

@@ -145,6 +145,10 @@ func (c Config) crossFieldErrors() []error {
 		errs = append(errs, fmt.Errorf("%s and %s are both %d: they must differ when %s is enabled",
 			docName("API__HTTPPORT"), docName("API__HTTPSPORT"), c.HTTPPort, docName("INBOUND__SERVERAUTH__TLSPOLICY")))
 	}
+	if c.MaxBodyBytesInFlight > 0 && c.MaxBodyBytesInFlight < int64(c.MaxContentLength) {
+		errs = append(errs, fmt.Errorf("invalid value %d for %s: it must be 0 or at least %s (%d), or no body of that size could ever be read",
+			c.MaxBodyBytesInFlight, docName("API__MAXBODYBYTESINFLIGHT"), docName("API__MAXCONTENTLENGTHINBYTES"), c.MaxContentLength))
+	}
 	if c.DesiredConfig != "" && c.DesiredConfigFile != "" {
 		errs = append(errs, fmt.Errorf("%s and %s are both set: set at most one",
 			docName("DESIRED_CONFIG"), docName("DESIRED_CONFIG_FILE")))

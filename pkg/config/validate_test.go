@@ -76,6 +76,9 @@ func TestConfig_Validate(t *testing.T) {
 		}, nil},
 		{"BothDesiredConfigs", func(c *config.Config) { c.DesiredConfig, c.DesiredConfigFile = "{}", "/etc/eg.json" },
 			[]string{"desired_config and desired_config_file are both set"}},
+		{"BodyBudgetBelowOneBody", func(c *config.Config) { c.MaxBodyBytesInFlight = 1000 },
+			[]string{"invalid value 1000 for api__maxBodyBytesInFlight: it must be 0 or at least api__maxContentLengthInBytes (1058576)"}},
+		{"BodyBudgetOneBody", func(c *config.Config) { c.MaxBodyBytesInFlight = 1058576 }, nil},
 		{"SeveralAtOnce", func(c *config.Config) { c.HTTPPort, c.MaxTopics, c.LogLevel = -5, 0, "loud" },
 			[]string{"api__httpPort", "broker__maxTopics", "log__level"}},
 	}

@@ -304,16 +304,27 @@ func registryOptions(cfg config.Config) registry.Options {
 
 func apiOptions(cfg config.Config) api.Options {
 	return api.Options{
-		MaxContentLength:  int64(cfg.MaxContentLength),
-		MaxDiscardBytes:   cfg.MaxDiscardBytes,
-		IDPrefix:          idPrefix(cfg),
-		PublicHost:        or(cfg.PublicHost, or(cfg.IoTEdgeModuleID, api.DefaultPublicHost)),
-		HealthProbe:       cfg.HealthProbeEnabled,
-		RequestTimeout:    time.Duration(cfg.RequestTimeoutSeconds) * time.Second,
-		ReadHeaderTimeout: time.Duration(cfg.ReadHeaderTimeoutSeconds) * time.Second,
-		MaxHeaderBytes:    cfg.MaxHeaderBytes,
-		RetryAfter:        min(max(cfg.BackoffIntervals[0], time.Second), time.Minute),
+		MaxContentLength:     int64(cfg.MaxContentLength),
+		MaxDiscardBytes:      cfg.MaxDiscardBytes,
+		MaxBodyBytesInFlight: bodyBudget(cfg),
+		IDPrefix:             idPrefix(cfg),
+		PublicHost:           or(cfg.PublicHost, or(cfg.IoTEdgeModuleID, api.DefaultPublicHost)),
+		HealthProbe:          cfg.HealthProbeEnabled,
+		RequestTimeout:       time.Duration(cfg.RequestTimeoutSeconds) * time.Second,
+		ReadHeaderTimeout:    time.Duration(cfg.ReadHeaderTimeoutSeconds) * time.Second,
+		MaxHeaderBytes:       cfg.MaxHeaderBytes,
+		RetryAfter:           min(max(cfg.BackoffIntervals[0], time.Second), time.Minute),
 	}
+}
+
+// bodyBudget is api__maxBodyBytesInFlight, or by default a quarter of
+// broker__maxQueuedBytes: room for the bodies that fill the queues, never
+// less than one body of the largest size.
+func bodyBudget(cfg config.Config) int64 {
+	if cfg.MaxBodyBytesInFlight > 0 {
+		return cfg.MaxBodyBytesInFlight
+	}
+	return max(cfg.MaxQueuedBytes/4, int64(cfg.MaxContentLength))
 }
 
 // idPrefix builds "/iotHubs/<hub>/devices/<device>/modules/<module>" from

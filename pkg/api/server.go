@@ -24,6 +24,11 @@ type Options struct {
 	// MaxContentLength caps request bodies; larger ones get 413 and are
 	// never read whole.
 	MaxContentLength int64
+	// MaxBodyBytesInFlight bounds the memory held by request bodies being
+	// read, across all requests (api__maxBodyBytesInFlight). A body takes
+	// memory as its bytes arrive, in chunks; one that would take the total
+	// past the bound is refused with 503 and Retry-After. 0: no bound.
+	MaxBodyBytesInFlight int64
 	// MaxDiscardBytes bounds how much of a refused request's body is read
 	// and thrown away so that the client can read the refusal (B9).
 	MaxDiscardBytes int64
@@ -77,15 +82,17 @@ const DefaultPublicHost = "eventgridmodule"
 // DefaultOptions returns the documented defaults.
 func DefaultOptions() Options {
 	return Options{
-		MaxContentLength:  1058576,
-		MaxDiscardBytes:   16 << 20,
-		IDPrefix:          "/iotHubs/localhub/devices/localdevice/modules/eventgridmodule",
-		PublicHost:        DefaultPublicHost,
-		HealthProbe:       true,
-		RequestTimeout:    30 * time.Second,
-		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    16 << 10,
-		RetryAfter:        10 * time.Second,
+		MaxContentLength: 1058576,
+		MaxDiscardBytes:  16 << 20,
+		// A quarter of the broker's default queued bytes.
+		MaxBodyBytesInFlight: 64 << 20,
+		IDPrefix:             "/iotHubs/localhub/devices/localdevice/modules/eventgridmodule",
+		PublicHost:           DefaultPublicHost,
+		HealthProbe:          true,
+		RequestTimeout:       30 * time.Second,
+		ReadHeaderTimeout:    10 * time.Second,
+		MaxHeaderBytes:       16 << 10,
+		RetryAfter:           10 * time.Second,
 	}
 }
 
@@ -98,6 +105,7 @@ type Server struct {
 	log       zerolog.Logger
 	echo      *echo.Echo
 	authLog   logLimiter
+	bodies    budget // bytes of request bodies being read
 
 	mu      sync.Mutex
 	servers []*http.Server
@@ -130,6 +138,7 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	e.HTTPErrorHandler = s.handleError
 	e.Pre(canonicalPath, trackBody)
 	s.echo = e
+	s.bodies.limit = opts.MaxBodyBytesInFlight
 	s.routes()
 	return s
 }

@@ -169,6 +169,11 @@ type Config struct {
 	// of a refused request's body is read and discarded so that the client
 	// reads the refusal.
 	MaxDiscardBytes int64 `envconfig:"API__MAXDISCARDBYTES" default:"16777216"`
+	// MaxBodyBytesInFlight is api__maxBodyBytesInFlight (edgegrid
+	// extension): the memory request bodies being read may hold together;
+	// a body that would pass it is refused with 503. 0 means a quarter of
+	// broker__maxQueuedBytes, at least api__maxContentLengthInBytes.
+	MaxBodyBytesInFlight int64 `envconfig:"API__MAXBODYBYTESINFLIGHT" default:"0"`
 	// MaxHeaderBytes is api__maxHeaderBytes (edgegrid extension).
 	MaxHeaderBytes int `envconfig:"API__MAXHEADERBYTES" default:"16384"`
 	// ReadHeaderTimeoutSeconds is api__readHeaderTimeoutInSeconds (edgegrid extension).

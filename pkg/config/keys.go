@@ -106,6 +106,7 @@ var keyTable = []key{
 	{name: "api__bindAddress"},
 	{name: "api__publicHost"},
 	{name: "api__maxDiscardBytes"},
+	{name: "api__maxBodyBytesInFlight"},
 	{name: "api__maxHeaderBytes"},
 	{name: "api__readHeaderTimeoutInSeconds"},
 	{name: "broker__maxTopics"},

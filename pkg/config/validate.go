@@ -59,6 +59,7 @@ func (c Config) intRanges() []intRange {
 		atLeast("METRICS__REPORTINGINTERVALINSECONDS", c.MetricsReportingIntervalSeconds, 1),
 		atLeast("API__MAXHEADERBYTES", c.MaxHeaderBytes, 4097), // net/http cannot cap below it
 		{"API__MAXDISCARDBYTES", c.MaxDiscardBytes, 0, unbounded},
+		{"API__MAXBODYBYTESINFLIGHT", c.MaxBodyBytesInFlight, 0, unbounded},
 		atLeast("API__READHEADERTIMEOUTINSECONDS", c.ReadHeaderTimeoutSeconds, 1),
 		atLeast("BROKER__MAXTOPICS", c.MaxTopics, 1),
 		atLeast("BROKER__MAXSUBSCRIPTIONSPERTOPIC", c.MaxSubscriptionsPerTopic, 1),
@@ -178,6 +179,10 @@ func (c Config) crossFieldErrors() []error {
 	if c.TLSPolicy == TLSEnabled && c.HTTPPort != 0 && c.HTTPPort == c.HTTPSPort {
 		errs = append(errs, fmt.Errorf("%s and %s are both %d: they must differ when %s is enabled",
 			docName("API__HTTPPORT"), docName("API__HTTPSPORT"), c.HTTPPort, docName("INBOUND__SERVERAUTH__TLSPOLICY")))
+	}
+	if c.MaxBodyBytesInFlight > 0 && c.MaxBodyBytesInFlight < int64(c.MaxContentLength) {
+		errs = append(errs, fmt.Errorf("invalid value %d for %s: it must be 0 or at least %s (%d), or no body of that size could ever be read",
+			c.MaxBodyBytesInFlight, docName("API__MAXBODYBYTESINFLIGHT"), docName("API__MAXCONTENTLENGTHINBYTES"), c.MaxContentLength))
 	}
 	if c.DesiredConfig != "" && c.DesiredConfigFile != "" {
 		errs = append(errs, fmt.Errorf("%s and %s are both set: set at most one",

@@ -85,6 +85,9 @@ func TestConfig_Validate(t *testing.T) {
 		{"PublicHostPath", func(c *config.Config) { c.PublicHost = "gateway/x" }, []string{"api__publicHost"}},
 		{"PublicHostBadPort", func(c *config.Config) { c.PublicHost = "gateway:99999" }, []string{"api__publicHost"}},
 		{"PublicHostBareIPv6", func(c *config.Config) { c.PublicHost = "fd00::4" }, []string{"api__publicHost"}},
+		{"BodyBudgetBelowOneBody", func(c *config.Config) { c.MaxBodyBytesInFlight = 1000 },
+			[]string{"invalid value 1000 for api__maxBodyBytesInFlight: it must be 0 or at least api__maxContentLengthInBytes (1058576)"}},
+		{"BodyBudgetOneBody", func(c *config.Config) { c.MaxBodyBytesInFlight = 1058576 }, nil},
 		{"SeveralAtOnce", func(c *config.Config) { c.HTTPPort, c.MaxTopics, c.LogLevel = -5, 0, "loud" },
 			[]string{"api__httpPort", "broker__maxTopics", "log__level"}},
 	}

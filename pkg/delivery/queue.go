@@ -210,7 +210,14 @@ func (q *queue) serve(b *taken) {
 	err := e.sender.Send(ctx, &b.Batch)
 	cancel()
 	e.inFlight.Add(-1)
-	e.metrics.Attempt(b.Subscription, len(b.items), time.Since(start), err)
+	took := time.Since(start)
+	if n := acceptedOf(err, len(b.items)); n > 0 {
+		// The destination took the first n: they count as delivered.
+		e.metrics.Attempt(b.Subscription, n, took, nil)
+		e.metrics.Attempt(b.Subscription, len(b.items)-n, took, err)
+	} else {
+		e.metrics.Attempt(b.Subscription, len(b.items), took, err)
+	}
 	res := Classify(err)
 
 	q.mu.Lock()
@@ -317,6 +324,16 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 			b.notes = append(b.notes, note{kind: noteDelivered, events: len(b.items), attempt: b.DeliveryCount})
 		}
 		return
+	}
+	if n := acceptedOf(err, len(b.items)); n > 0 {
+		// The destination took these before it failed: they leave the
+		// queue, and only the rest are retried.
+		for i := range b.items[:n] {
+			q.releaseItem(&b.items[i])
+		}
+		rest := copy(b.items, b.items[n:])
+		clear(b.items[rest:])
+		b.items = b.items[:rest]
 	}
 	q.failures++
 	q.limit = max(1, q.limit/2)

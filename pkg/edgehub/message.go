@@ -1,36 +1,6 @@
 package edgehub
 
-import (
-	"strings"
-
-	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-)
-
-// Topic returns the MQTT topic of a module message on output, with the
-// property bag edgeHub reads: the output name, content type application/json
-// and encoding utf-8, then the custom properties props (name, value pairs),
-// every key and value URL-encoded:
-//
-//	devices/<d>/modules/<m>/messages/events/%24.on=<output>&%24.ct=application%2Fjson&%24.ce=utf-8/
-func Topic(deviceID, moduleID, output string, props ...string) string {
-	var b strings.Builder
-	b.Grow(96 + len(deviceID) + len(moduleID) + len(output))
-	b.WriteString("devices/")
-	b.WriteString(deviceID)
-	b.WriteString("/modules/")
-	b.WriteString(moduleID)
-	b.WriteString("/messages/events/%24.on=")
-	b.WriteString(urlEncode(output))
-	b.WriteString("&%24.ct=application%2Fjson&%24.ce=utf-8")
-	for i := 0; i+1 < len(props); i += 2 {
-		b.WriteByte('&')
-		b.WriteString(urlEncode(props[i]))
-		b.WriteByte('=')
-		b.WriteString(urlEncode(props[i+1]))
-	}
-	b.WriteByte('/')
-	return b.String()
-}
+import "github.com/edgegrid/edgegrid/pkg/eventgrid"
 
 // properties returns the custom delivery properties as name, value pairs,
 // Dynamic values taken from ev (the batch's first event) by the rules every

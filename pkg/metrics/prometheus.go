@@ -219,9 +219,7 @@ func (p *Prometheus) Dropped(sub *eventgrid.EventSubscription, reason delivery.D
 
 // DeadLettered implements delivery.Metrics.
 func (p *Prometheus) DeadLettered(sub *eventgrid.EventSubscription, reason string, n int) {
-	if s := p.sub(sub); s != nil {
-		p.deadLettered.WithLabelValues(s.topic, s.name, reason).Add(float64(n))
-	}
+	p.addSub(p.deadLettered, sub, float64(n), reason)
 }
 
 // AuthFailed implements api.Metrics.
@@ -388,17 +386,38 @@ func (p *Prometheus) deleteSubSeriesLocked(topic, name string) {
 
 // DeadLetterWritten implements deadletter.Metrics.
 func (p *Prometheus) DeadLetterWritten(sub *eventgrid.EventSubscription, n int) {
-	p.deadLetterWritten.WithLabelValues(sub.Topic, sub.Name).Add(float64(n))
+	p.addSub(p.deadLetterWritten, sub, float64(n))
 }
 
 // DeadLetterWriteFailed implements deadletter.Metrics.
 func (p *Prometheus) DeadLetterWriteFailed(sub *eventgrid.EventSubscription) {
-	p.deadLetterFailed.WithLabelValues(sub.Topic, sub.Name).Inc()
+	p.addSub(p.deadLetterFailed, sub, 1)
 }
 
 // DeadLetterDropped implements deadletter.Metrics.
 func (p *Prometheus) DeadLetterDropped(sub *eventgrid.EventSubscription, n int) {
-	p.deadLetterDropped.WithLabelValues(sub.Topic, sub.Name).Add(float64(n))
+	p.addSub(p.deadLetterDropped, sub, float64(n))
+}
+
+// addSub adds v to the subscription's series of vec, labelled as the
+// subscription was created. Once subscriptions are observed, a deleted
+// subscription's letters (written, failed or dropped after the deletion)
+// are not counted: counting them would bring its series back. The read
+// lock keeps SubscriptionDeleted from removing the series in between.
+func (p *Prometheus) addSub(vec *prometheus.CounterVec, sub *eventgrid.EventSubscription, v float64, extra ...string) {
+	p.mu.RLock()
+	s, ok := p.subs[sub.UID]
+	observed := p.observed
+	if ok {
+		vec.WithLabelValues(append([]string{s.topic, s.name}, extra...)...).Add(v)
+	}
+	p.mu.RUnlock()
+	if ok || observed {
+		return
+	}
+	if s := p.sub(sub); s != nil {
+		vec.WithLabelValues(append([]string{s.topic, s.name}, extra...)...).Add(v)
+	}
 }
 
 // droppedCounter returns the subscription's counter of reason.

@@ -18,6 +18,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
+	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
@@ -108,10 +109,16 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	engineOpts := deliveryOptions(cfg)
 	engineOpts.DeadLetterer = deadLetters
 	engine := delivery.New(engineOpts, sender, engineMetrics, log)
-	obs = append(obs, engine, hooks, queues)
+	pulled, pullMetrics := newQueues(cfg, engine, deadLetters, prom, log)
+	defer pulled.Close() // also when the start fails
+	obs = append(obs, &pull.PushObserver{Next: engine}, pulled, hooks, queues)
+	if pullMetrics != nil {
+		obs = append(obs, pullMetrics)
+	}
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
-	apiOpts.DeliveryStatus = deliveryStatus(engine)
+	apiOpts.DeliveryStatus = withQueueStatus(pulled, deliveryStatus(engine))
+	apiOpts.Queues = pulled
 	apiOpts.Admit = engine.Admit
 	if rep != nil {
 		rep.Collect(engine.Stats)
@@ -131,7 +138,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		deadLetters.Close(context.Background())
 		return err
 	}
-	srv := api.New(apiOpts, reg, engine, log)
+	srv := api.New(apiOpts, reg, pull.Publisher{Store: pulled, Push: engine}, log)
 
 	if err := openListeners(cfg, srv, sec, log, onListen); err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -148,6 +155,9 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	deadline := time.Now().Add(stopTimeout)
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	// Receives waiting for events answer at once, with none; the events
+	// still queued are dropped and counted.
+	pulled.Close()
 	if err := srv.Close(sctx); err != nil {
 		log.Warn().Err(err).Msg("requests still in flight at the stop timeout were cut off")
 	}

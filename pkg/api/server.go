@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/resource"
 )
@@ -52,6 +53,9 @@ type Options struct {
 	// DeliveryStatus, if not nil, adds the read-only deliveryStatus
 	// extension to subscription responses.
 	DeliveryStatus func(*eventgrid.EventSubscription) *resource.DeliveryStatus
+	// Queues, if not nil, serves receive and the settlements of queue
+	// subscriptions.
+	Queues *pull.Store
 }
 
 // DefaultOptions returns the documented defaults.

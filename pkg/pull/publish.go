@@ -35,7 +35,10 @@ func (s *Store) Prepare(topic eventgrid.Topic, deliveries []eventgrid.Delivery) 
 			q := s.queues[sub.UID]
 			s.mu.RUnlock()
 			if q == nil {
-				continue // deleted since the request was routed
+				// Deleted since the request was routed, or the broker is
+				// stopping.
+				s.opts.Metrics.Dropped(sub, ReasonSubscriptionDeleted, 1)
+				continue
 			}
 			if body == nil {
 				body = d.Event.Body

@@ -71,6 +71,8 @@ type queue struct {
 	timer   Timer
 	timerAt time.Time
 	closed  bool
+	// closeReason is why the queue was closed.
+	closeReason string
 }
 
 func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
@@ -267,8 +269,11 @@ func (q *queue) receive(ctx context.Context, max int, wait time.Duration) ([]Rec
 			delete(q.waiters, w)
 		}
 		if q.closed {
-			sub := q.sub
+			sub, reason := q.sub, q.closeReason
 			q.mu.Unlock()
+			if reason == ReasonShutdown {
+				return nil, nil // the broker is stopping: an empty answer
+			}
 			return nil, missing(sub)
 		}
 		now := q.s.opts.Clock.Now()
@@ -465,6 +470,7 @@ func (q *queue) close(reason string) {
 		return
 	}
 	q.closed = true
+	q.closeReason = reason
 	if q.timer != nil {
 		q.timer.Stop()
 		q.timer = nil

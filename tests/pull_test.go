@@ -261,9 +261,12 @@ func TestPull_SDK(t *testing.T) {
 			resp, err := app1.ReceiveEvents(context.Background(), &aznamespaces.ReceiveEventsOptions{MaxEvents: to.Ptr[int32](5), MaxWaitTime: to.Ptr[int32](60)})
 			ch <- answer{resp.Details, err, time.Now()}
 		}()
-		// The receive is waiting once the broker holds nothing for app1 and
-		// a publish now must wake it.
-		time.Sleep(200 * time.Millisecond) // let the request reach the broker; the wake is what is tested
+		eventually(t, 10*time.Second, func() error {
+			if p.metric(t, `eventgrid_queue_receives_waiting{subscription="app1",topic="orders"}`) != 1 {
+				return errors.New("the receive is not waiting yet")
+			}
+			return nil
+		})
 		sent := time.Now()
 		if _, err := sender.SendEvent(t.Context(), cloudEvents(t, "wake-", 1)[0], nil); err != nil {
 			t.Fatal(err)
@@ -345,6 +348,23 @@ func TestPull_SDK(t *testing.T) {
 			}
 		}
 	})
+}
+
+// metric returns the value of one series of /metrics (0 when absent).
+func (p *pullBroker) metric(t *testing.T, series string) float64 {
+	t.Helper()
+	code, _, rb := do(t, p.http, http.MethodGet, p.TLS+"/metrics", "", nil, "aeg-sas-key", pullKey)
+	if code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d", code)
+	}
+	for _, line := range strings.Split(string(rb), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			var f float64
+			fmt.Sscan(v, &f)
+			return f
+		}
+	}
+	return 0
 }
 
 func merge2(m map[string]any, k string, v any) map[string]any {

@@ -97,10 +97,17 @@ var queueDepthDesc = prometheus.NewDesc("eventgrid_queue_events",
 	"Events a queue subscription holds, by state: available to receive, locked by a receiver, delayed by a release.",
 	[]string{labelTopic, labelSubscription, "state"}, nil)
 
+var waitingDesc = prometheus.NewDesc("eventgrid_queue_receives_waiting",
+	"Receive requests of a queue subscription waiting for events (long polling).",
+	[]string{labelTopic, labelSubscription}, nil)
+
 // pullCollector reports the queue depth gauges at scrape time.
 type pullCollector struct{ m *Pull }
 
-func (c pullCollector) Describe(ch chan<- *prometheus.Desc) { ch <- queueDepthDesc }
+func (c pullCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queueDepthDesc
+	ch <- waitingDesc
+}
 
 func (c pullCollector) Collect(ch chan<- prometheus.Metric) {
 	f := c.m.stats.Load()
@@ -114,5 +121,6 @@ func (c pullCollector) Collect(ch chan<- prometheus.Metric) {
 		}{{"available", s.Available}, {"locked", s.Locked}, {"delayed", s.Delayed}} {
 			ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(st.n), s.Subscription.Topic, s.Subscription.Name, st.name)
 		}
+		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(s.Waiting), s.Subscription.Topic, s.Subscription.Name)
 	}
 }

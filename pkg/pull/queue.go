@@ -90,7 +90,7 @@ func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
 }
 
 func (q *queue) countsLocked() Counts {
-	return Counts{Available: q.nAvail, Locked: q.locks.Len(), Delayed: q.delays.Len()}
+	return Counts{Available: q.nAvail, Locked: q.locks.Len(), Delayed: q.delays.Len(), Waiting: len(q.waiters)}
 }
 
 func (q *queue) lockDuration() time.Duration {

@@ -247,6 +247,8 @@ type Counts struct {
 	// Available events can be received now; Locked are received and not
 	// yet settled; Delayed were released with a delay that has not passed.
 	Available, Locked, Delayed int
+	// Waiting is the number of receives waiting for events.
+	Waiting int
 }
 
 // Counts returns sub's counts, and false if sub has no queue.

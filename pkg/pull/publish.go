@@ -14,6 +14,7 @@ type Batch struct {
 
 type part struct {
 	q       *queue
+	name    string // the subscription's, for errors
 	entries []*entry
 	bytes   int64
 }
@@ -24,6 +25,9 @@ type part struct {
 // nothing. Push subscriptions in deliveries are ignored. The events' bodies
 // are kept; their Event structs are not.
 func (s *Store) Prepare(topic eventgrid.Topic, deliveries []eventgrid.Delivery) (*Batch, error) {
+	if err := s.precheck(deliveries); err != nil {
+		return nil, err // before converting events that cannot be queued
+	}
 	b := &Batch{s: s}
 	for _, d := range deliveries {
 		var body []byte
@@ -46,7 +50,7 @@ func (s *Store) Prepare(topic eventgrid.Topic, deliveries []eventgrid.Delivery) 
 					body = s.opts.Transform(topic, sub, body)
 				}
 			}
-			p := b.part(q)
+			p := b.part(q, sub.Name)
 			p.entries = append(p.entries, &entry{body: body, published: d.Event.Accepted, lockIdx: -1, delayIdx: -1, ttlIdx: -1})
 			p.bytes += int64(len(body))
 		}
@@ -55,7 +59,7 @@ func (s *Store) Prepare(topic eventgrid.Topic, deliveries []eventgrid.Delivery) 
 		p := &b.parts[i]
 		if !p.q.share.Reserve(len(p.entries), p.bytes) {
 			b.undo(i)
-			return nil, eventgrid.Errorf(eventgrid.EQueueFull, "Event subscription %q holds its share of queued events (broker__maxQueuedEventsPerSubscription, broker__maxQueuedBytesPerSubscription) until its receivers catch up; retry later.", p.q.sub.Name)
+			return nil, shareFull(p.name)
 		}
 		if !s.opts.Global.Reserve(len(p.entries), p.bytes) {
 			p.q.share.Release(len(p.entries), p.bytes)
@@ -66,13 +70,48 @@ func (s *Store) Prepare(topic eventgrid.Topic, deliveries []eventgrid.Delivery) 
 	return b, nil
 }
 
-func (b *Batch) part(q *queue) *part {
+// precheck refuses a publication that would not fit the event count of a
+// subscription's share, without reserving anything.
+func (s *Store) precheck(deliveries []eventgrid.Delivery) error {
+	if s.opts.MaxEventsPerSubscription <= 0 {
+		return nil
+	}
+	var counts map[*eventgrid.EventSubscription]int
+	for _, d := range deliveries {
+		for _, sub := range d.Subscriptions {
+			if sub.IsQueue() {
+				if counts == nil {
+					counts = map[*eventgrid.EventSubscription]int{}
+				}
+				counts[sub]++
+			}
+		}
+	}
+	for sub, n := range counts {
+		s.mu.RLock()
+		q := s.queues[sub.UID]
+		s.mu.RUnlock()
+		if q == nil {
+			continue
+		}
+		if used, _ := q.share.Used(); used+n > s.opts.MaxEventsPerSubscription {
+			return shareFull(sub.Name)
+		}
+	}
+	return nil
+}
+
+func shareFull(name string) error {
+	return eventgrid.Errorf(eventgrid.EQueueFull, "Event subscription %q holds its share of queued events (broker__maxQueuedEventsPerSubscription, broker__maxQueuedBytesPerSubscription) until its receivers catch up; retry later.", name)
+}
+
+func (b *Batch) part(q *queue, name string) *part {
 	for i := range b.parts {
 		if b.parts[i].q == q {
 			return &b.parts[i]
 		}
 	}
-	b.parts = append(b.parts, part{q: q})
+	b.parts = append(b.parts, part{q: q, name: name})
 	return &b.parts[len(b.parts)-1]
 }
 

@@ -233,6 +233,7 @@ func (q *queue) unlockLocked(e *entry, now time.Time, delay time.Duration, fx *e
 // takeLocked locks up to max available events.
 func (q *queue) takeLocked(now time.Time, max int, out []Received, fx *effects) []Received {
 	lock := q.lockDuration()
+	var tokens tokenSource
 	for len(out) < max && q.head != nil {
 		e := q.head
 		q.unlinkLocked(e)
@@ -242,7 +243,7 @@ func (q *queue) takeLocked(now time.Time, max int, out []Received, fx *effects) 
 		}
 		e.count++
 		e.state = locked
-		e.token = newToken()
+		e.token = tokens.next(min(max-len(out), q.nAvail+1))
 		e.lockedAt = now
 		e.lockUntil = now.Add(lock)
 		q.tokens[e.token] = e

@@ -11,11 +11,23 @@ const tokenBytes = 16
 // tokenLen is the length of a lock token's text.
 var tokenLen = base64.RawURLEncoding.EncodedLen(tokenBytes)
 
-// newToken returns an unguessable lock token.
-func newToken() string {
-	var b [tokenBytes]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return base64.RawURLEncoding.EncodeToString(b[:])
+// tokenSource hands out lock tokens from one read of randomness per batch,
+// so a receive of many events costs one call into crypto/rand.
+type tokenSource struct {
+	buf []byte
+}
+
+// next returns an unguessable lock token; n is how many more the caller
+// expects to take, to size the next read.
+func (ts *tokenSource) next(n int) string {
+	if len(ts.buf) < tokenBytes {
+		ts.buf = make([]byte, tokenBytes*max(n, 1))
+		_, _ = rand.Read(ts.buf) // crypto/rand.Read never fails
+	}
+	t := base64.RawURLEncoding.EncodeToString(ts.buf[:tokenBytes])
+	clear(ts.buf[:tokenBytes])
+	ts.buf = ts.buf[tokenBytes:]
+	return t
 }
 
 // wellFormed reports whether t could be a lock token this store made.

@@ -15,15 +15,31 @@ import (
 // (deliveryMode Queue) of an EventGridSchema topic, which hands out the
 // events converted to CloudEvents, and pullReceivers receivers each loop on
 // :receive (maxEvents 100) and :acknowledge of every lock token received.
+//
+// It publishes a fixed number of events (-events, or pullEvents), with room
+// for all of them in the subscription's share: receivers that fall behind
+// the publishers then let the queue grow instead of refusing publishes, so
+// that the figures measure delivery, not admission.
 const (
 	pullReceivers = 4
 	pullMaxEvents = 100
+	pullEvents    = 100000
 )
 
 func (s *settings) scenarioG() (r result, err error) {
 	r = result{Scenario: "g", Title: fmt.Sprintf("pull: 100-event publish, %d receivers of %d events, receive + acknowledge", pullReceivers, pullMaxEvents),
 		Subscriptions: 1, PublishBatch: 100, DeliveryBatch: pullMaxEvents}
-	b, err := s.startBroker(&r, nil)
+	total := amount(s.events, 100)
+	if total == 0 {
+		total = pullEvents
+	}
+	room := fmt.Sprint(total + 100000)
+	b, err := s.startBroker(&r, map[string]string{
+		"broker__maxQueuedEvents":                room,
+		"broker__maxQueuedEventsPerSubscription": room,
+		"broker__maxQueuedBytes":                 "1073741824",
+		"broker__maxQueuedBytesPerSubscription":  "1073741824",
+	})
 	if err != nil {
 		return r, err
 	}
@@ -111,7 +127,7 @@ func (s *settings) scenarioG() (r result, err error) {
 	var seq atomic.Int64
 	go func() {
 		defer close(published)
-		r.Publish = pub.run(closedLoop{publishers: s.publishers, batch: 100, total: amount(s.events, 100),
+		r.Publish = pub.run(closedLoop{publishers: s.publishers, batch: 100, total: total,
 			deadline: t0.Add(s.duration), retry503: true, giveUp: s.drain}, &seq)
 		expected.Store(r.Publish.Accepted)
 	}()

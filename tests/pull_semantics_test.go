@@ -12,6 +12,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/eventgrid/aznamespaces"
+
+	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 )
 
 // timeScale shortens lock durations, release delays and times to live in
@@ -194,5 +196,53 @@ func TestPull_Conservation(t *testing.T) {
 	}
 	if n := p.metric(t, `eventgrid_queue_events{state="locked",subscription="q",topic="t"}`); n != 0 {
 		t.Errorf("locked gauge %v", n)
+	}
+}
+
+// TestPull_DeadLetter: rejected events, events past their delivery count
+// and past their time to live land in the dead-letter container, in the
+// layout push subscriptions use, with their reasons.
+func TestPull_DeadLetter(t *testing.T) {
+	az := azurite.Start(t)
+	connStr := az.ConnectionString(azurite.Key)
+	p := startPullBroker(t, "broker__queueTimeScale", timeScale, "broker__deadLetterFlushIntervalInSeconds", "1")
+	p.mustMgmt(t, http.MethodPut, "/topics/t", map[string]any{"properties": map[string]any{"inputSchema": "CloudEventSchemaV1_0"}})
+	p.mustMgmt(t, http.MethodPut, "/topics/t/eventSubscriptions/q", map[string]any{"properties": queueProps(map[string]any{
+		"maxDeliveryCount": 1, "eventTimeToLive": "PT1M", "deadLetterDestination": deadLetterDest(connStr)})})
+	if _, err := p.sender(t, "t").SendEvents(t.Context(), cloudEvents(t, "e", 4), nil); err != nil {
+		t.Fatal(err)
+	}
+	r := p.receiver(t, "t", "q")
+	got := receive(t, r, 3, 10)
+	if fmt.Sprint(ids(got)) != "[e0 e1 e2]" {
+		t.Fatalf("received %v", ids(got))
+	}
+	if _, err := r.RejectEvents(t.Context(), lockTokens(got)[:1], nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ReleaseEvents(t.Context(), lockTokens(got)[1:2], nil); err != nil {
+		t.Fatal(err)
+	}
+	// e2's lock expires; e3 is never received and outlives its time to live.
+	want := map[string]string{"e0": "Rejected", "e1": "MaxDeliveryCountExceeded", "e2": "MaxDeliveryCountExceeded", "e3": "TimeToLiveExceeded"}
+	var letters map[string]map[string]any
+	eventually(t, 30*time.Second, func() error {
+		if letters = deadLetters(t, connStr); len(letters) != len(want) {
+			return fmt.Errorf("%d of %d dead letters in storage", len(letters), len(want))
+		}
+		return nil
+	})
+	for key, ev := range letters {
+		id := fmt.Sprint(ev["id"])
+		attempts := 1.0
+		if id == "e3" {
+			attempts = 0
+		}
+		if ev["deadletterreason"] != want[id] || ev["deliveryattempts"] != attempts || ev["source"] != "/devices/d1" {
+			t.Errorf("dead letter %s: %v; want reason %s after %v deliveries", key, ev, want[id], attempts)
+		}
+	}
+	if n := p.metric(t, `eventgrid_queue_dead_lettered_total{reason="MaxDeliveryCountExceeded",subscription="q",topic="t"}`); n != 2 {
+		t.Errorf("dead-lettered past their delivery count: %v, want 2", n)
 	}
 }

@@ -80,12 +80,12 @@ func (s *Server) namespaceRoutes(auth echo.MiddlewareFunc) {
 	e.Pre(splitAction)
 	ns := requireAPIVersion(namespaceAPIVersions)
 	const subs = "/topics/:topic/eventSubscriptions/"
-	e.POST("/topics/$publish/:topic", s.namespacePublish, requireAction, auth, ns)
-	e.POST(subs+"$receive/:sub", s.receive, requireAction, auth, ns)
-	e.POST(subs+"$acknowledge/:sub", s.settle(pull.SettleAcknowledge), requireAction, auth, ns)
-	e.POST(subs+"$release/:sub", s.settle(pull.SettleRelease), requireAction, auth, ns)
-	e.POST(subs+"$reject/:sub", s.settle(pull.SettleReject), requireAction, auth, ns)
-	e.POST(subs+"$renewLock/:sub", s.settle(pull.SettleRenewLock), requireAction, auth, requireAPIVersion(renewAPIVersions))
+	e.POST("/topics/$publish/:topic", s.namespacePublish, auth, requireAction, ns)
+	e.POST(subs+"$receive/:sub", s.receive, auth, requireAction, ns)
+	e.POST(subs+"$acknowledge/:sub", s.settle(pull.SettleAcknowledge), auth, requireAction, ns)
+	e.POST(subs+"$release/:sub", s.settle(pull.SettleRelease), auth, requireAction, ns)
+	e.POST(subs+"$reject/:sub", s.settle(pull.SettleReject), auth, requireAction, ns)
+	e.POST(subs+"$renewLock/:sub", s.settle(pull.SettleRenewLock), auth, requireAction, requireAPIVersion(renewAPIVersions))
 }
 
 // namespacePublish takes CloudEvents: one, a batch, or one in binary mode.

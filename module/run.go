@@ -20,6 +20,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
@@ -134,6 +135,8 @@ type broker struct {
 	deadLetters *deadletter.Writer
 	registry    *registry.Registry
 	api         *api.Server
+	// pulled holds the queue subscriptions' events.
+	pulled *pull.Store
 	// edge is the edgeHub connection (nil outside IoT Edge), which also
 	// carries the module twin.
 	edge *edgehub.Client
@@ -160,10 +163,16 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 		engineMetrics = rep
 	}
 	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
-	obs := observers{b.engine, out.hooks, out.queues}
+	var pullMetrics *metrics.Pull
+	b.pulled, pullMetrics = newQueues(cfg, b.engine, b.deadLetters, prom, log)
+	obs := observers{&pull.PushObserver{Next: b.engine}, b.pulled, out.hooks, out.queues}
+	if pullMetrics != nil {
+		obs = append(obs, pullMetrics)
+	}
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
-	apiOpts.DeliveryStatus = deliveryStatus(b.engine)
+	apiOpts.DeliveryStatus = withQueueStatus(b.pulled, deliveryStatus(b.engine))
+	apiOpts.Queues = b.pulled
 	apiOpts.Admit = b.engine.Admit
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
@@ -181,7 +190,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	// /readyz asks the desired configuration's sources, which start
 	// follows before any listener opens.
 	apiOpts.Ready = func() bool { return b.ready() }
-	b.api = api.New(apiOpts, b.registry, b.engine, log)
+	b.api = api.New(apiOpts, b.registry, pull.Publisher{Store: b.pulled, Push: b.engine}, log)
 	return b
 }
 
@@ -190,6 +199,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 func (b *broker) start(ctx context.Context, cfg config.Config, sec *security, log zerolog.Logger, onListen listening) error {
 	ready, err := startDesiredConfig(ctx, cfg, b.registry, b.edge, log)
 	if err != nil {
+		b.pulled.Close()
 		b.engine.Close(0)
 		b.deadLetters.Close(context.Background())
 		return err
@@ -199,6 +209,7 @@ func (b *broker) start(ctx context.Context, cfg config.Config, sec *security, lo
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = b.api.Close(sctx)
+		b.pulled.Close()
 		b.engine.Close(0)
 		b.deadLetters.Close(context.Background())
 		return err
@@ -214,6 +225,9 @@ func (b *broker) stop(cfg config.Config, log zerolog.Logger) {
 	deadline := time.Now().Add(time.Duration(cfg.StopTimeoutSeconds) * time.Second)
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	// Receives waiting for events answer at once, with none; the events
+	// still queued are dropped and counted.
+	b.pulled.Close()
 	if err := b.api.Close(sctx); err != nil {
 		log.Warn().Err(err).Msg("requests still in flight at the stop timeout were cut off")
 	}

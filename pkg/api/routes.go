@@ -51,6 +51,8 @@ func (s *Server) routes() {
 	e.POST("/topics/:topic/events/:id", s.publishOne, auth, edge)
 
 	e.POST("/topics/:topic/api/events", s.publishBatch, auth, requireAPIVersion(cloudAPIVersions))
+
+	s.namespaceRoutes(auth)
 }
 
 func (s *Server) health(c echo.Context) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/resource"
 )
@@ -73,6 +74,9 @@ type Options struct {
 	// DeliveryStatus, if not nil, adds the read-only deliveryStatus
 	// extension to subscription responses.
 	DeliveryStatus func(*eventgrid.EventSubscription) *resource.DeliveryStatus
+	// Queues, if not nil, serves receive and the settlements of queue
+	// subscriptions.
+	Queues *pull.Store
 }
 
 // DefaultPublicHost is the module name Microsoft's documentation addresses

@@ -113,8 +113,9 @@ func New(o Options) *Authenticator {
 	return a
 }
 
-// Authenticate checks one request: first the SAS credentials (aeg-sas-key,
-// then aeg-sas-token or "Authorization: SharedAccessSignature <token>") when
+// Authenticate checks one request: first the SAS credentials (aeg-sas-key or
+// "Authorization: SharedAccessKey <key>", then aeg-sas-token or
+// "Authorization: SharedAccessSignature <token>") when
 // SAS keys are enabled, then the TLS client
 // certificate in r.TLS.PeerCertificates when client certificates are
 // enabled. One passing check is enough; with both disabled every request
@@ -170,10 +171,27 @@ func sasToken(r *http.Request) string {
 	return strings.TrimSpace(token)
 }
 
+// keyScheme is the scheme of a key in the Authorization header, the way
+// Event Grid namespaces take it.
+const keyScheme = "SharedAccessKey"
+
+// sasKey returns the request's key: aeg-sas-key, or else an Authorization
+// header of the SharedAccessKey scheme.
+func sasKey(r *http.Request) string {
+	if k := r.Header.Get(HeaderSASKey); k != "" {
+		return k
+	}
+	scheme, key, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, keyScheme) {
+		return ""
+	}
+	return strings.TrimSpace(key)
+}
+
 // checkSAS checks the SAS credentials. On failure, kind is the first
 // credential refused, or "" when none was presented.
 func (a *Authenticator) checkSAS(r *http.Request) (reason, kind string, ok bool) {
-	key, token := r.Header.Get(HeaderSASKey), sasToken(r)
+	key, token := sasKey(r), sasToken(r)
 	if key == "" && token == "" {
 		return "no sas key or token", "", false
 	}

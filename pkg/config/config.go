@@ -202,6 +202,10 @@ type Config struct {
 	// ExponentialScale is broker__exponentialScale (edgegrid extension): a
 	// factor on the CloudExponential delays and probation lengths.
 	ExponentialScale Factor `envconfig:"BROKER__EXPONENTIALSCALE" default:"1"`
+	// QueueTimeScale is broker__queueTimeScale (edgegrid extension, for
+	// tests): a factor on queue subscriptions' lock durations, release
+	// delays and the renew limit.
+	QueueTimeScale Factor `envconfig:"BROKER__QUEUETIMESCALE" default:"1"`
 	// DeadLetterFlushIntervalSeconds is
 	// broker__deadLetterFlushIntervalInSeconds (edgegrid extension): the
 	// least time between two dead-letter blobs of one subscription.

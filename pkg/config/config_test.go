@@ -100,6 +100,7 @@ var specDefaults = config.Config{
 	MaxQueuedBytesPerSubscription:        67108864,
 	DefaultRetrySchedule:                 "EdgeQueues",
 	ExponentialScale:                     1,
+	QueueTimeScale:                       1,
 	ProbationAfterFailures:               10,
 	DeadLetterFlushIntervalSeconds:       60,
 	DeadLetterMaxWaitSeconds:             14400,

@@ -81,16 +81,22 @@ func ValidateName(name, what string, max int) error {
 // place: the delivery schema defaults to the topic's and filter operator
 // names take their canonical spelling.
 func (o Options) validateSubscription(sub *eventgrid.EventSubscription, topic eventgrid.Topic) (*filter.Matcher, error) {
-	if sub.EventDeliverySchema == "" {
-		sub.EventDeliverySchema = topic.InputSchema
-	} else if err := checkDeliverySchema(sub.EventDeliverySchema, topic.InputSchema); err != nil {
-		return nil, err
-	}
-	if err := o.validateDestination(&sub.Destination); err != nil {
-		return nil, err
-	}
-	if err := validateWebhookInterop(sub); err != nil {
-		return nil, err
+	if sub.Queue != nil {
+		if err := o.validateQueue(sub, topic); err != nil {
+			return nil, err
+		}
+	} else {
+		if sub.EventDeliverySchema == "" {
+			sub.EventDeliverySchema = topic.InputSchema
+		} else if err := checkDeliverySchema(sub.EventDeliverySchema, topic.InputSchema); err != nil {
+			return nil, err
+		}
+		if err := o.validateDestination(&sub.Destination); err != nil {
+			return nil, err
+		}
+		if err := validateWebhookInterop(sub); err != nil {
+			return nil, err
+		}
 	}
 	if p := sub.RetryPolicy; p != nil {
 		if p.MaxDeliveryAttempts < 0 || p.MaxDeliveryAttempts > o.MaxDeliveryAttempts {

@@ -93,8 +93,15 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is required.", o.field("topic"))
 	}
 
-	if sub.Destination, err = decodeDestination(o); err != nil {
+	queue, queueDeadLetter, err := decodeDeliveryConfiguration(o)
+	if err != nil {
 		return sub, err
+	}
+	sub.Queue = queue
+	if queue == nil {
+		if sub.Destination, err = decodeDestination(o); err != nil {
+			return sub, err
+		}
 	}
 	if sub.EventDeliverySchema, err = decodeDeliverySchema(o); err != nil {
 		return sub, err
@@ -113,6 +120,14 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 	}
 	if sub.DeadLetter, err = decodeDeadLetter(o); err != nil {
 		return sub, err
+	}
+	if queueDeadLetter != nil {
+		sub.DeadLetter = queueDeadLetter
+	}
+	if sub.Filter == nil {
+		if sub.Filter, err = decodeFiltersConfiguration(o); err != nil {
+			return sub, err
+		}
 	}
 	return sub, nil
 }

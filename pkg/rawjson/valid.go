@@ -1,5 +1,10 @@
 package rawjson
 
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
 // maxDepth is the deepest nesting Valid accepts, the same limit as
 // encoding/json, so that the two agree on every input.
 const maxDepth = 10000
@@ -30,6 +35,13 @@ func ValidCount(b []byte) (elements int, ok bool) {
 type validator struct {
 	b        []byte
 	elements int // elements of the top-level array
+
+	// strict turns on the checks of ValidStrict; issue is the first
+	// problem they found, and names the member names of the objects being
+	// checked, innermost last.
+	strict bool
+	issue  *StrictError
+	names  []memberName
 }
 
 // value checks the value starting at b[i] and returns the index after it.
@@ -121,10 +133,22 @@ func (v *validator) str(i int) (int, bool) {
 				if len(b)-i < 5 || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
 					return i, false
 				}
-				i += 4
+				if !v.strict {
+					i += 4
+				} else if j, ok := v.strictEscape(i); ok {
+					i = j
+				} else {
+					return i, false
+				}
 			default:
 				return i, false
 			}
+		case c >= utf8.RuneSelf && v.strict:
+			j, ok := v.strictRune(i)
+			if !ok {
+				return i, false
+			}
+			i = j - 1
 		}
 	}
 	return i, false
@@ -141,12 +165,24 @@ func (v *validator) object(i, depth int) (int, bool) {
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
+	// The member names of this object are v.names[base:]; set indexes them
+	// once there are many.
+	base := len(v.names)
+	var set map[string]struct{}
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return i, false
 		}
+		ks := i
 		var ok bool
 		if i, ok = v.str(i); !ok {
+			if v.issue != nil {
+				v.issue.InName = true
+			}
+			return i, false
+		}
+		ke := i - 1
+		if v.strict && !v.strictName(base, ks+1, ke, &set) {
 			return i, false
 		}
 		i = skipSpace(b, i)
@@ -155,6 +191,9 @@ func (v *validator) object(i, depth int) (int, bool) {
 		}
 		i = skipSpace(b, i+1)
 		if i, ok = v.value(i, depth); !ok {
+			if v.issue != nil {
+				v.issue.rpath = append(v.issue.rpath, v.nameAt(ks+1, ke))
+			}
 			return i, false
 		}
 		i = skipSpace(b, i)
@@ -165,11 +204,20 @@ func (v *validator) object(i, depth int) (int, bool) {
 		case ',':
 			i = skipSpace(b, i+1)
 		case '}':
+			v.names = v.names[:base]
 			return i + 1, true
 		default:
 			return i, false
 		}
 	}
+}
+
+// nameAt returns the member name b[start:end] (inside its quotes), decoded.
+func (v *validator) nameAt(start, end int) string {
+	if s, ok := unescape(v.b[start:end]); ok {
+		return s
+	}
+	return string(v.b[start:end])
 }
 
 func (v *validator) array(i, depth int) (int, bool) {
@@ -181,9 +229,12 @@ func (v *validator) array(i, depth int) (int, bool) {
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
-	for {
+	for n := 0; ; n++ {
 		var ok bool
 		if i, ok = v.value(i, depth); !ok {
+			if v.issue != nil {
+				v.issue.rpath = append(v.issue.rpath, "["+strconv.Itoa(n)+"]")
+			}
 			return i, false
 		}
 		if depth == 1 {

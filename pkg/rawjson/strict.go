@@ -1,0 +1,267 @@
+package rawjson
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ErrSyntax is what ValidStrict returns for input that is not JSON at all.
+var ErrSyntax = errors.New("not valid JSON")
+
+// Problem kinds of a StrictError.
+const (
+	// DuplicateName: an object has two members whose names are equal under
+	// Unicode case folding (after escapes are decoded).
+	DuplicateName = iota + 1
+	// InvalidUTF8: a string holds bytes that are not UTF-8.
+	InvalidUTF8
+	// LoneSurrogate: a string holds a \u escape of a UTF-16 surrogate that
+	// is not part of a pair.
+	LoneSurrogate
+)
+
+// StrictError describes the first place where a valid JSON document breaks
+// a rule of ValidStrict.
+type StrictError struct {
+	Kind int
+	// Offset is the byte offset in the document of the string at fault: for
+	// a duplicate, the second name.
+	Offset int
+	// Element is the index of the top-level array element holding the
+	// problem, or 0 when the document is not an array.
+	Element int
+	// Path leads to the problem from the top-level element (or the document
+	// when it is not an array): member names joined by '.', array indexes in
+	// brackets, such as data.readings[3].t. For a duplicate it ends with the
+	// repeated name; for a bad member name, with the object holding it.
+	Path string
+	// InName reports that the bad string is a member name.
+	InName bool
+
+	rpath []string // Path's segments in reverse order, while unwinding
+}
+
+func (e *StrictError) Error() string {
+	switch e.Kind {
+	case DuplicateName:
+		return "duplicate member name " + strconv.Quote(e.Path)
+	case LoneSurrogate:
+		return "unpaired UTF-16 surrogate escape at byte offset " + strconv.Itoa(e.Offset)
+	}
+	return "invalid UTF-8 at byte offset " + strconv.Itoa(e.Offset)
+}
+
+// ValidStrict is ValidCount that also holds b to the rules of I-JSON
+// (RFC 7493) that make a document read the same by every parser: strings,
+// member names included, are valid UTF-8 without unpaired surrogate escapes,
+// and no object has two members of the same name. Names are compared after
+// decoding escapes and under Unicode case folding, because readers differ on
+// which of two such members they keep (most keep the last, this package's
+// Member the first, and encoding/json matches struct fields ignoring case).
+//
+// It returns ErrSyntax when b is not valid JSON (as Valid reports) and a
+// *StrictError when b is valid JSON that breaks those rules. It costs one
+// pass over b and allocates nothing unless an object has more than a few
+// dozen members, a member name has escapes or non-ASCII letters, or it
+// fails.
+func ValidStrict(b []byte) (elements int, err error) {
+	var names [16]memberName
+	v := validator{b: b, strict: true, names: names[:0]}
+	i := skipSpace(b, 0)
+	i, ok := v.value(i, 0)
+	if v.issue != nil {
+		if !Valid(b) { // the walk stopped at the issue; syntax comes first
+			return 0, ErrSyntax
+		}
+		e := v.issue
+		if KindOf(b) == Array {
+			e.Element = v.elements
+			if len(e.rpath) > 0 {
+				e.rpath = e.rpath[:len(e.rpath)-1] // the element's own index
+			}
+		}
+		var sb strings.Builder
+		for j := len(e.rpath) - 1; j >= 0; j-- {
+			s := e.rpath[j]
+			if sb.Len() > 0 && s[0] != '[' {
+				sb.WriteByte('.')
+			}
+			sb.WriteString(s)
+		}
+		e.Path, e.rpath = sb.String(), nil
+		return 0, e
+	}
+	if !ok || skipSpace(b, i) != len(b) {
+		return 0, ErrSyntax
+	}
+	return v.elements, nil
+}
+
+// memberName is one member name of an object being checked.
+type memberName struct {
+	start, end int // the name between its quotes in b
+	// folded is the name decoded and case-folded, once computed; plain
+	// names (ASCII, no escapes) compare without it.
+	folded string
+	plain  bool
+}
+
+// mapThreshold is the number of members above which an object's names are
+// checked with a map rather than against each other.
+const mapThreshold = 32
+
+// strictName records the member name b[start:end] (inside its quotes) of
+// the object whose names begin at names[base], and fails when an earlier
+// member has the same name. set, when not nil, holds the folded names of
+// that object.
+func (v *validator) strictName(base, start, end int, set *map[string]struct{}) bool {
+	n := memberName{start: start, end: end, plain: plainName(v.b[start:end])}
+	if *set == nil && len(v.names)-base < mapThreshold {
+		for j := base; j < len(v.names); j++ {
+			if v.sameName(&v.names[j], &n) {
+				return v.duplicate(&n)
+			}
+		}
+		v.names = append(v.names, n)
+		return true
+	}
+	if *set == nil {
+		*set = make(map[string]struct{}, 2*mapThreshold)
+		for j := base; j < len(v.names); j++ {
+			(*set)[v.fold(&v.names[j])] = struct{}{}
+		}
+	}
+	f := v.fold(&n)
+	if _, dup := (*set)[f]; dup {
+		return v.duplicate(&n)
+	}
+	(*set)[f] = struct{}{}
+	v.names = append(v.names, n)
+	return true
+}
+
+func (v *validator) duplicate(n *memberName) bool {
+	name := string(v.b[n.start:n.end])
+	if !n.plain {
+		name, _ = unescape(v.b[n.start:n.end])
+	}
+	v.issue = &StrictError{Kind: DuplicateName, Offset: n.start - 1, rpath: []string{name}}
+	return false
+}
+
+// sameName reports whether two member names are equal under case folding.
+func (v *validator) sameName(a, c *memberName) bool {
+	if a.plain && c.plain {
+		x, y := v.b[a.start:a.end], v.b[c.start:c.end]
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if x[i] != y[i] && upperASCII(x[i]) != upperASCII(y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return v.fold(a) == v.fold(c)
+}
+
+// fold returns n's name decoded and case-folded: every rune replaced by the
+// smallest rune of its case-folding orbit, so that two names fold to the
+// same string exactly when strings.EqualFold says they are equal.
+func (v *validator) fold(n *memberName) string {
+	if n.folded != "" || n.start == n.end {
+		return n.folded
+	}
+	raw := v.b[n.start:n.end]
+	s := string(raw)
+	if !n.plain {
+		s, _ = unescape(raw)
+	}
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			out = append(out, upperASCII(byte(r)))
+			continue
+		}
+		out = utf8.AppendRune(out, foldRune(r))
+	}
+	n.folded = string(out)
+	return n.folded
+}
+
+// foldRune returns the smallest rune of r's case-folding orbit.
+func foldRune(r rune) rune {
+	m := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		m = min(m, f)
+	}
+	return m
+}
+
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
+
+// plainName reports whether a raw member name is ASCII without escapes.
+func plainName(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// strictRune checks the multi-byte UTF-8 sequence at b[i] and returns the
+// index after it.
+func (v *validator) strictRune(i int) (int, bool) {
+	r, size := utf8.DecodeRune(v.b[i:])
+	if r == utf8.RuneError && size <= 1 {
+		v.issue = &StrictError{Kind: InvalidUTF8, Offset: i}
+		return i, false
+	}
+	return i + size, true
+}
+
+// strictEscape checks the \u escape whose hex digits are b[i+1:i+5] (b[i]
+// is the 'u') and returns the index of its last byte: a high surrogate must
+// be followed by a low one, taken with it, and a low one must not stand
+// alone.
+func (v *validator) strictEscape(i int) (int, bool) {
+	u := hex4(v.b[i+1 : i+5])
+	switch {
+	case u < 0xD800 || u > 0xDFFF:
+		return i + 4, true
+	case u <= 0xDBFF && len(v.b)-i >= 11 && v.b[i+5] == '\\' && v.b[i+6] == 'u':
+		if w := v.b[i+7 : i+11]; isHex(w[0]) && isHex(w[1]) && isHex(w[2]) && isHex(w[3]) {
+			if lo := hex4(w); lo >= 0xDC00 && lo <= 0xDFFF {
+				return i + 10, true
+			}
+		}
+	}
+	v.issue = &StrictError{Kind: LoneSurrogate, Offset: i - 1}
+	return i, false
+}
+
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}

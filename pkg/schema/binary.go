@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -174,7 +175,14 @@ func binaryData(m *members, body []byte) error {
 		if len(data) == 0 {
 			return nil
 		}
-		if !rawjson.Valid(data) {
+		if _, err := rawjson.ValidStrict(data); err != nil {
+			if se, ok := err.(*rawjson.StrictError); ok {
+				where := "data"
+				if rawjson.KindOf(data) == rawjson.Array {
+					where += "[" + strconv.Itoa(se.Element) + "]"
+				}
+				return strictError(se, where, 0)
+			}
 			return invalidJSON("the request body (Content-Type "+mediaType+")", body)
 		}
 		m.val[ceData] = data

@@ -140,15 +140,65 @@ func (d *decoder) decode(i int, elem []byte, defaultID string) (*eventgrid.Event
 	return ev, nil
 }
 
-// checkJSON returns EInvalidJSON unless body is one valid JSON value, and
-// the number of elements when it is an array. The common case costs one
-// allocation-free rawjson.ValidCount; only a failure pays for finding the
-// offset.
+// checkJSON returns EInvalidJSON unless body is one valid JSON value that
+// every reader reads the same way (see strictError), and the number of
+// elements when it is an array. The common case costs one pass of
+// rawjson.ValidStrict; only a failure pays for finding the offset.
 func checkJSON(body []byte) (elements int, err error) {
-	if n, ok := rawjson.ValidCount(body); ok {
+	n, err := rawjson.ValidStrict(body)
+	if err == nil {
 		return n, nil
 	}
+	if se, ok := err.(*rawjson.StrictError); ok {
+		return 0, strictError(se, "", -1)
+	}
 	return 0, invalidJSON("the request body", body)
+}
+
+// strictError turns a rawjson.StrictError into the API error. prefix goes
+// before its path ("data" when the document is an event's data); index, if
+// not negative, is the event's index instead of the element's.
+//
+// Such input is valid JSON but not I-JSON (RFC 7493): a member name given
+// twice, which filters would read one way (the first) and receivers another
+// (most keep the last), so that an event could pass a filter it should not;
+// invalid UTF-8; or a lone surrogate escape, which readers decode
+// differently.
+func strictError(se *rawjson.StrictError, prefix string, index int) error {
+	i := se.Element
+	if index >= 0 {
+		i = index
+	}
+	path := se.Path
+	if prefix != "" {
+		path = prefix + "." + path
+		if se.Path == "" || se.Path[0] == '[' {
+			path = prefix + se.Path
+		}
+	}
+	switch se.Kind {
+	case rawjson.DuplicateName:
+		return eventgrid.Errorf(eventgrid.EInvalidJSON,
+			"event at index %d: member name %s appears more than once in its object; "+
+				"member names must be unique, compared ignoring case (RFC 7493 §2.3)", i, quoteForMessage(path))
+	}
+	what := "a string"
+	switch {
+	case se.InName && path == "":
+		what = "a member name"
+	case se.InName:
+		what = "a member name in " + quoteForMessage(path)
+	case path != "":
+		what = quoteForMessage(path)
+	}
+	if se.Kind == rawjson.LoneSurrogate {
+		return eventgrid.Errorf(eventgrid.EInvalidJSON,
+			"event at index %d: %s holds an unpaired UTF-16 surrogate escape (at byte offset %d); "+
+				"JSON text must be Unicode (RFC 7493 §2.1)", i, what, se.Offset)
+	}
+	return eventgrid.Errorf(eventgrid.EInvalidJSON,
+		"event at index %d: %s is not valid UTF-8 (at byte offset %d); JSON text must be UTF-8 (RFC 8259 §8.1)",
+		i, what, se.Offset)
 }
 
 func invalidJSON(what string, body []byte) error {

@@ -41,7 +41,7 @@ type StrictError struct {
 	// InName reports that the bad string is a member name.
 	InName bool
 
-	rpath []string // Path's segments in reverse order, while unwinding
+	rpath []string // Path's segments (".name" or "[i]") in reverse order, while unwinding
 }
 
 func (e *StrictError) Error() string {
@@ -85,13 +85,9 @@ func ValidStrict(b []byte) (elements int, err error) {
 		}
 		var sb strings.Builder
 		for j := len(e.rpath) - 1; j >= 0; j-- {
-			s := e.rpath[j]
-			if sb.Len() > 0 && s[0] != '[' {
-				sb.WriteByte('.')
-			}
-			sb.WriteString(s)
+			sb.WriteString(e.rpath[j])
 		}
-		e.Path, e.rpath = sb.String(), nil
+		e.Path, e.rpath = strings.TrimPrefix(sb.String(), "."), nil
 		return 0, e
 	}
 	if !ok || skipSpace(b, i) != len(b) {
@@ -148,7 +144,7 @@ func (v *validator) duplicate(n *memberName) bool {
 	if !n.plain {
 		name, _ = unescape(v.b[n.start:n.end])
 	}
-	v.issue = &StrictError{Kind: DuplicateName, Offset: n.start - 1, rpath: []string{name}}
+	v.issue = &StrictError{Kind: DuplicateName, Offset: n.start - 1, rpath: []string{"." + name}}
 	return false
 }
 

@@ -43,6 +43,7 @@ func TestValidStrict(t *testing.T) {
 		{in: "[{\"a\":\"ok\"},{\"s\":\"\xff\"}]", kind: rawjson.InvalidUTF8, element: 1, path: "s"},
 		{in: "{\"d\":{\"\xc3\x28\":1}}", kind: rawjson.InvalidUTF8, path: "d", inName: true},
 		{in: "\"\xed\xa0\x80\"", kind: rawjson.InvalidUTF8}, // UTF-8-encoded surrogate
+		{in: "{\"0\":{\"\":\"\xc2\"}}", kind: rawjson.InvalidUTF8, path: "0."}, // an empty name
 		{in: `{"s":"\ud83d"}`, kind: rawjson.LoneSurrogate, path: "s"},
 		{in: `{"s":"\ude00x"}`, kind: rawjson.LoneSurrogate, path: "s"},
 		{in: `{"s":"\ud83d\u0041"}`, kind: rawjson.LoneSurrogate, path: "s"},
@@ -140,7 +141,7 @@ func duplicateName(b []byte) bool {
 // accepts is UTF-8 with no object naming a member twice.
 func FuzzValidStrict(f *testing.F) {
 	for _, s := range []string{`{"a":1,"A":2}`, `[{"x":{"y":1,"\u0059":2}}]`, `{"k":1,"\u212a":2}`, `{"s":"\ud83d\ude00"}`,
-		`{"s":"\udc00"}`, "{\"\xff\":1}", `{"a":[{"b":1},{"b":2}]}`, `[1,{"":0,"":1}]`} {
+		`{"s":"\udc00"}`, "{\"\xff\":1}", "{\"0\":{\"\":\"\xc2\"}}", "[{\"\":[\"\xc2\"]}]", `{"a":[{"b":1},{"b":2}]}`, `[1,{"":0,"":1}]`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

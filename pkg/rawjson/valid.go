@@ -192,7 +192,7 @@ func (v *validator) object(i, depth int) (int, bool) {
 		i = skipSpace(b, i+1)
 		if i, ok = v.value(i, depth); !ok {
 			if v.issue != nil {
-				v.issue.rpath = append(v.issue.rpath, v.nameAt(ks+1, ke))
+				v.issue.rpath = append(v.issue.rpath, "."+v.nameAt(ks+1, ke))
 			}
 			return i, false
 		}

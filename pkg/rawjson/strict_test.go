@@ -42,7 +42,7 @@ func TestValidStrict(t *testing.T) {
 		{in: `{"ab":1,"ba":2,"a\u0062c":3,"é":1,"É\u0301":2,"e\u0301":3}`},
 		{in: "[{\"a\":\"ok\"},{\"s\":\"\xff\"}]", kind: rawjson.InvalidUTF8, element: 1, path: "s"},
 		{in: "{\"d\":{\"\xc3\x28\":1}}", kind: rawjson.InvalidUTF8, path: "d", inName: true},
-		{in: "\"\xed\xa0\x80\"", kind: rawjson.InvalidUTF8}, // UTF-8-encoded surrogate
+		{in: "\"\xed\xa0\x80\"", kind: rawjson.InvalidUTF8},                    // UTF-8-encoded surrogate
 		{in: "{\"0\":{\"\":\"\xc2\"}}", kind: rawjson.InvalidUTF8, path: "0."}, // an empty name
 		{in: `{"s":"\ud83d"}`, kind: rawjson.LoneSurrogate, path: "s"},
 		{in: `{"s":"\ude00x"}`, kind: rawjson.LoneSurrogate, path: "s"},

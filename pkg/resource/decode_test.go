@@ -104,7 +104,7 @@ func TestDecodeSubscription(t *testing.T) {
 					AdvancedFilters: []eventgrid.AdvancedFilter{{OperatorType: "NumberIn", Key: "data.n", Values: []json.RawMessage{raw(`1`), raw(`2.50`)}}}},
 			}},
 		{"TopicName", `{"properties":{"topicName":"T",` + hookJSON + `}}`, eventgrid.EventSubscription{Destination: hook}},
-		{"TimeToLive", `{"properties":{` + hookJSON + `,"retryPolicy":{"eventTimeToLiveInMinutes":"15"}}}`,
+		{"TimeToLive", `{"properties":{` + hookJSON + `,"retryPolicy":{"eventTimeToLiveInMinutes":15}}}`,
 			eventgrid.EventSubscription{Destination: hook, RetryPolicy: &eventgrid.RetryPolicy{EventExpiryInMinutes: 15}}},
 		{"ExpiryBeatsTimeToLive", `{"properties":{` + hookJSON + `,"retryPolicy":{"eventTimeToLiveInMinutes":15,"eventExpiryInMinutes":20}}}`,
 			eventgrid.EventSubscription{Destination: hook, RetryPolicy: &eventgrid.RetryPolicy{EventExpiryInMinutes: 20}}},
@@ -132,7 +132,7 @@ func TestDecodeSubscription(t *testing.T) {
 				AdvancedFilters: []eventgrid.AdvancedFilter{{OperatorType: "StringIn", Key: "subject", Values: []json.RawMessage{raw(`"a"`)}}}}}},
 		{"LegacyDeliveryPolicy", `{"properties":{` + hookJSON + `,"deliveryPolicy":{"approxBatchSizeInBytes":200000,"maxEventsPerBatch":25}}}`,
 			eventgrid.EventSubscription{Destination: eventgrid.Destination{EndpointType: eventgrid.WebHook, EndpointURL: "https://h/x", MaxEventsPerBatch: 25, PreferredBatchSizeInKilobytes: 195}}},
-		{"LegacyDeliveryPolicyYields", `{"properties":{"destination":{"endpointType":"WebHook","properties":{"endpointUrl":"https://h/x","maxEventsPerBatch":2}},"deliveryPolicy":{"maxEventsPerBatch":25,"approxBatchSizeInBytes":"2048"}}}`,
+		{"LegacyDeliveryPolicyYields", `{"properties":{"destination":{"endpointType":"WebHook","properties":{"endpointUrl":"https://h/x","maxEventsPerBatch":2}},"deliveryPolicy":{"maxEventsPerBatch":25,"approxBatchSizeInBytes":2048}}}`,
 			eventgrid.EventSubscription{Destination: eventgrid.Destination{EndpointType: eventgrid.WebHook, EndpointURL: "https://h/x", MaxEventsPerBatch: 2, PreferredBatchSizeInKilobytes: 2}}},
 		{"EventGrid", `{"properties":{"destination":{"endpointType":"EVENTGRID","properties":{"endpointUrl":"https://e/api/events","sasKey":"k","topicName":"d"}}}}`,
 			eventgrid.EventSubscription{Destination: eventgrid.Destination{EndpointType: eventgrid.EventGrid, EndpointURL: "https://e/api/events", SASKey: "k", TopicName: "d"}}},
@@ -140,7 +140,7 @@ func TestDecodeSubscription(t *testing.T) {
 			eventgrid.EventSubscription{Destination: hook}},
 		{"NullsAbsent", `{"name":null,"properties":{"topic":null,"filter":null,"retryPolicy":null,"persistencePolicy":null,"deliveryPolicy":null,` + hookJSON + `}}`,
 			eventgrid.EventSubscription{Destination: hook}},
-		{"IntegralForms", `{"properties":{` + hookJSON + `,"retryPolicy":{"maxDeliveryAttempts":1e1,"eventExpiryInMinutes":"2.0"}}}`,
+		{"IntegralForms", `{"properties":{` + hookJSON + `,"retryPolicy":{"maxDeliveryAttempts":1e1,"eventExpiryInMinutes":2.0}}}`,
 			eventgrid.EventSubscription{Destination: hook, RetryPolicy: &eventgrid.RetryPolicy{MaxDeliveryAttempts: 10, EventExpiryInMinutes: 2}}},
 	}
 	for _, tt := range tests {

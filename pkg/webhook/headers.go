@@ -45,7 +45,7 @@ func fieldValue(body []byte, key string) (string, bool) {
 	switch rawjson.KindOf(v) {
 	case rawjson.String:
 		s, ok := rawjson.Unquote(v)
-		if !ok || len(s) > 4096 || strings.ContainsAny(s, "\r\n\x00") {
+		if !ok || len(s) > 4096 || !validFieldValue(s) {
 			return "", false
 		}
 		return s, true
@@ -53,6 +53,18 @@ func fieldValue(body []byte, key string) (string, bool) {
 		return string(v), true
 	}
 	return "", false
+}
+
+// validFieldValue reports whether s may be an HTTP header value: no control
+// characters but tab (RFC 9110 §5.5). Go's HTTP client refuses a request
+// with any other in a header, which would fail the whole delivery.
+func validFieldValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\t') || c == 0x7F {
+			return false
+		}
+	}
+	return true
 }
 
 // setProperties adds the custom delivery properties as headers.

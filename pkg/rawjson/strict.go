@@ -109,12 +109,13 @@ type memberName struct {
 // checked with a map rather than against each other.
 const mapThreshold = 32
 
-// strictName records the member name b[start:end] (inside its quotes) of
+// strictName records the member name b[start:end] (inside its quotes; plain
+// when ASCII without escapes) of
 // the object whose names begin at names[base], and fails when an earlier
 // member has the same name. set, when not nil, holds the folded names of
 // that object.
-func (v *validator) strictName(base, start, end int, set *map[string]struct{}) bool {
-	n := memberName{start: start, end: end, plain: plainName(v.b[start:end])}
+func (v *validator) strictName(base, start, end int, plain bool, set *map[string]struct{}) bool {
+	n := memberName{start: start, end: end, plain: plain}
 	if *set == nil && len(v.names)-base < mapThreshold {
 		for j := base; j < len(v.names); j++ {
 			if v.sameName(&v.names[j], &n) {
@@ -203,16 +204,6 @@ func upperASCII(c byte) byte {
 		return c - ('a' - 'A')
 	}
 	return c
-}
-
-// plainName reports whether a raw member name is ASCII without escapes.
-func plainName(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 // strictRune checks the multi-byte UTF-8 sequence at b[i] and returns the

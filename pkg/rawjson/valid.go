@@ -42,6 +42,9 @@ type validator struct {
 	strict bool
 	issue  *StrictError
 	names  []memberName
+	// special reports that the last string str checked had an escape or,
+	// in strict mode, a non-ASCII byte.
+	special bool
 }
 
 // value checks the value starting at b[i] and returns the index after it.
@@ -115,7 +118,18 @@ func number(b []byte, i int) (int, bool) {
 // str checks the string literal starting at b[i].
 func (v *validator) str(i int) (int, bool) {
 	b := v.b
+	plain := &plainLax
+	if v.strict {
+		plain = &plainStrict
+	}
+	v.special = false
 	for i++; i < len(b); i++ {
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -123,6 +137,7 @@ func (v *validator) str(i int) (int, bool) {
 		case c < 0x20:
 			return i, false
 		case c == '\\':
+			v.special = true
 			i++
 			if i >= len(b) {
 				return i, false
@@ -143,7 +158,8 @@ func (v *validator) str(i int) (int, bool) {
 			default:
 				return i, false
 			}
-		case c >= utf8.RuneSelf && v.strict:
+		case c >= utf8.RuneSelf: // only in strict mode, where such bytes are not plain
+			v.special = true
 			j, ok := v.strictRune(i)
 			if !ok {
 				return i, false
@@ -153,6 +169,18 @@ func (v *validator) str(i int) (int, bool) {
 	}
 	return i, false
 }
+
+// plainLax and plainStrict mark the bytes a string literal's scan passes
+// over without a second look: all but the quote, the backslash and control
+// characters, and in strict mode also the bytes of multi-byte UTF-8, whose
+// validity is checked.
+var plainLax, plainStrict = func() (lax, strict [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		lax[c] = c != '"' && c != '\\'
+		strict[c] = lax[c] && c < utf8.RuneSelf
+	}
+	return lax, strict
+}()
 
 func isHex(c byte) bool { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') }
 
@@ -182,7 +210,7 @@ func (v *validator) object(i, depth int) (int, bool) {
 			return i, false
 		}
 		ke := i - 1
-		if v.strict && !v.strictName(base, ks+1, ke, &set) {
+		if v.strict && !v.strictName(base, ks+1, ke, !v.special, &set) {
 			return i, false
 		}
 		i = skipSpace(b, i)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -68,10 +69,15 @@ func (e *StrictError) Error() string {
 // dozen members, a member name has escapes or non-ASCII letters, or it
 // fails.
 func ValidStrict(b []byte) (elements int, err error) {
-	var names [16]memberName
-	v := validator{b: b, strict: true, names: names[:0]}
+	names := namesPool.Get().(*[]memberName)
+	v := validator{b: b, strict: true, names: (*names)[:0]}
 	i := skipSpace(b, 0)
 	i, ok := v.value(i, 0)
+	*names = v.names[:0]
+	if cap(*names) <= maxPooledNames {
+		clear((*names)[:cap(*names)]) // drop the folded names
+		namesPool.Put(names)
+	}
 	if v.issue != nil {
 		if !Valid(b) { // the walk stopped at the issue; syntax comes first
 			return 0, ErrSyntax
@@ -95,6 +101,14 @@ func ValidStrict(b []byte) (elements int, err error) {
 	}
 	return v.elements, nil
 }
+
+// namesPool keeps the member name stacks of ValidStrict between calls, so
+// that a call allocates nothing in the common case.
+var namesPool = sync.Pool{New: func() any { s := make([]memberName, 0, 64); return &s }}
+
+// maxPooledNames bounds the stacks kept, so that one huge document does not
+// pin its memory.
+const maxPooledNames = 4096
 
 // memberName is one member name of an object being checked.
 type memberName struct {

@@ -113,26 +113,36 @@ const maxPooledNames = 4096
 // memberName is one member name of an object being checked.
 type memberName struct {
 	start, end int // the name between its quotes in b
-	// folded is the name decoded and case-folded, once computed; plain
-	// names (ASCII, no escapes) compare without it.
-	folded string
-	plain  bool
+	// hash is an FNV-1a hash of the name decoded and case-folded (see
+	// fold): names equal under folding have equal hashes, and names are
+	// compared in full only when their hashes are equal.
+	hash  uint64
+	plain bool // ASCII without escapes: folding is upper-casing
 }
 
 // mapThreshold is the number of members above which an object's names are
-// checked with a map rather than against each other.
+// found by hash in a map rather than by a scan.
 const mapThreshold = 32
 
 // strictName records the member name b[start:end] (inside its quotes; plain
-// when ASCII without escapes) of
-// the object whose names begin at names[base], and fails when an earlier
-// member has the same name. set, when not nil, holds the folded names of
-// that object.
-func (v *validator) strictName(base, start, end int, plain bool, set *map[string]struct{}) bool {
+// when ASCII without escapes) of the object whose names begin at
+// names[base], and fails when an earlier member has the same name. set,
+// when not nil, indexes that object's names by hash.
+func (v *validator) strictName(base, start, end int, plain bool, set *map[uint64]int) bool {
 	n := memberName{start: start, end: end, plain: plain}
-	if *set == nil && len(v.names)-base < mapThreshold {
-		for j := base; j < len(v.names); j++ {
-			if v.sameName(&v.names[j], &n) {
+	if plain {
+		h := uint64(fnvOffset)
+		for _, c := range v.b[start:end] {
+			h = (h ^ uint64(upperASCII(c))) * fnvPrime
+		}
+		n.hash = h
+	} else {
+		n.hash = fnv([]byte(v.fold(&n)))
+	}
+	names := v.names[base:]
+	if *set == nil && len(names) < mapThreshold {
+		for j := range names {
+			if names[j].hash == n.hash && v.sameName(&names[j], &n) {
 				return v.duplicate(&n)
 			}
 		}
@@ -140,18 +150,39 @@ func (v *validator) strictName(base, start, end int, plain bool, set *map[string
 		return true
 	}
 	if *set == nil {
-		*set = make(map[string]struct{}, 2*mapThreshold)
-		for j := base; j < len(v.names); j++ {
-			(*set)[v.fold(&v.names[j])] = struct{}{}
+		*set = make(map[uint64]int, 4*mapThreshold)
+		for j := range names {
+			(*set)[names[j].hash] = base + j
 		}
 	}
-	f := v.fold(&n)
-	if _, dup := (*set)[f]; dup {
-		return v.duplicate(&n)
+	if j, ok := (*set)[n.hash]; ok {
+		if v.sameName(&v.names[j], &n) {
+			return v.duplicate(&n)
+		}
+		// Two names with one hash: rare enough to settle by a scan.
+		for j := range names {
+			if names[j].hash == n.hash && v.sameName(&names[j], &n) {
+				return v.duplicate(&n)
+			}
+		}
+	} else {
+		(*set)[n.hash] = len(v.names)
 	}
-	(*set)[f] = struct{}{}
 	v.names = append(v.names, n)
 	return true
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnv(b []byte) uint64 {
+	h := uint64(fnvOffset)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return h
 }
 
 func (v *validator) duplicate(n *memberName) bool {
@@ -184,9 +215,6 @@ func (v *validator) sameName(a, c *memberName) bool {
 // smallest rune of its case-folding orbit, so that two names fold to the
 // same string exactly when strings.EqualFold says they are equal.
 func (v *validator) fold(n *memberName) string {
-	if n.folded != "" || n.start == n.end {
-		return n.folded
-	}
 	raw := v.b[n.start:n.end]
 	s := string(raw)
 	if !n.plain {
@@ -200,8 +228,7 @@ func (v *validator) fold(n *memberName) string {
 		}
 		out = utf8.AppendRune(out, foldRune(r))
 	}
-	n.folded = string(out)
-	return n.folded
+	return string(out)
 }
 
 // foldRune returns the smallest rune of r's case-folding orbit.

@@ -196,7 +196,7 @@ func (v *validator) object(i, depth int) (int, bool) {
 	// The member names of this object are v.names[base:]; set indexes them
 	// once there are many.
 	base := len(v.names)
-	var set map[string]struct{}
+	var set map[uint64]int
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return i, false

@@ -49,6 +49,9 @@ func IsBinary(h http.Header) bool {
 // Body never shares memory with body. DecodeBinary is safe for concurrent
 // use.
 func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Time) (*eventgrid.Event, error) {
+	if err := checkDefaultIDText(defaultID); err != nil {
+		return nil, err
+	}
 	d := &decoder{mem: newArena(len(body)+512, 1, new(Scratch)), schema: eventgrid.CloudEventSchemaV1_0, accepted: accepted}
 	var m members
 	var contentType string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -77,6 +78,9 @@ func decodeOne(scratch *Scratch, s eventgrid.InputSchema, topic string, body []b
 	if _, err := checkJSON(body); err != nil {
 		return nil, err
 	}
+	if err := checkDefaultIDText(defaultID); err != nil {
+		return nil, err
+	}
 	d, err := newDecoder(scratch, s, topic, accepted, len(body), 1)
 	if err != nil {
 		return nil, err
@@ -86,6 +90,16 @@ func decodeOne(scratch *Scratch, s eventgrid.InputSchema, topic string, body []b
 			"the request body must be a single JSON object, not %s", kindName(k))
 	}
 	return d.decode(0, rawjson.TrimSpace(body), defaultID)
+}
+
+// checkDefaultIDText refuses an event id from the request's URL that is
+// not valid UTF-8 (a percent-encoded byte such as %FF), which would make
+// the event's body invalid JSON text.
+func checkDefaultIDText(defaultID string) error {
+	if utf8.ValidString(defaultID) {
+		return nil
+	}
+	return fieldError(0, "id", "given by the URL is not valid UTF-8")
 }
 
 // decoder holds what one call needs across the events of a request.

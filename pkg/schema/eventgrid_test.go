@@ -277,3 +277,13 @@ func TestDecodeOne_DefaultIDInBody(t *testing.T) {
 		t.Fatalf("Body = %s, want %s", ev.Body, want)
 	}
 }
+
+func TestDecodeOne_DefaultIDNotUTF8(t *testing.T) {
+	body := []byte(`{"subject":"s","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1"}`)
+	for _, s := range []eventgrid.InputSchema{eventgrid.EventGridSchema, eventgrid.CloudEventSchemaV1_0} {
+		_, err := schema.DecodeOne(s, "t1", body, "a\xff", accepted)
+		MustFail(t, err, eventgrid.EInvalidEvent, `event at index 0: "id" given by the URL is not valid UTF-8`)
+	}
+	_, err := schema.DecodeBinary(binaryHeader(), nil, "a\xff", accepted)
+	MustFail(t, err, eventgrid.EInvalidEvent, `"id" given by the URL is not valid UTF-8`)
+}

@@ -306,19 +306,20 @@ func (c *cond) addValue(l literal, lim Limits) string {
 	return ""
 }
 
-// number reads a number literal, or a string holding one.
+// number reads a number literal. A string is refused, even one holding a
+// number, as every numeric property of a subscription refuses one: the
+// API's operators take numbers.
 func number(field string, raw []byte) (rawjson.Decimal, string) {
 	switch rawjson.KindOf(raw) {
 	case rawjson.String:
-		s, _ := rawjson.Unquote(raw)
-		raw = []byte(s)
+		return rawjson.Decimal{}, fmt.Sprintf("%s must be a number, not a string (got %s)", field, raw)
 	case rawjson.Number:
 	default:
 		return rawjson.Decimal{}, field + " must be a number"
 	}
 	d, ok := rawjson.ParseDecimal(raw)
 	if !ok {
-		return rawjson.Decimal{}, field + " must be a number (a string must hold a JSON number)"
+		return rawjson.Decimal{}, field + " must be a number"
 	}
 	return d, ""
 }

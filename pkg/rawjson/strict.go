@@ -113,9 +113,9 @@ const maxPooledNames = 4096
 // memberName is one member name of an object being checked.
 type memberName struct {
 	start, end int // the name between its quotes in b
-	// hash is an FNV-1a hash of the name decoded and case-folded (see
-	// fold): names equal under folding have equal hashes, and names are
-	// compared in full only when their hashes are equal.
+	// hash is nameHash of the name decoded and case-folded (see fold):
+	// names equal under folding have equal hashes, and names are compared
+	// in full only when their hashes are equal.
 	hash  uint64
 	plain bool // ASCII without escapes: folding is upper-casing
 }
@@ -131,13 +131,9 @@ const mapThreshold = 32
 func (v *validator) strictName(base, start, end int, plain bool, set *map[uint64]int) bool {
 	n := memberName{start: start, end: end, plain: plain}
 	if plain {
-		h := uint64(fnvOffset)
-		for _, c := range v.b[start:end] {
-			h = (h ^ uint64(upperASCII(c))) * fnvPrime
-		}
-		n.hash = h
+		n.hash = nameHash(v.b[start:end])
 	} else {
-		n.hash = fnv([]byte(v.fold(&n)))
+		n.hash = nameHash([]byte(v.fold(&n)))
 	}
 	names := v.names[base:]
 	if *set == nil && len(names) < mapThreshold {
@@ -177,10 +173,14 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-func fnv(b []byte) uint64 {
+// nameHash is FNV-1a over b with bit 0x20 set in every byte: the same for
+// ASCII letters in either case, so for a plain name and its folded form.
+// Other bytes that differ only in that bit also collide, which the full
+// comparison after a hash match sorts out.
+func nameHash(b []byte) uint64 {
 	h := uint64(fnvOffset)
 	for _, c := range b {
-		h = (h ^ uint64(c)) * fnvPrime
+		h = (h ^ uint64(c|0x20)) * fnvPrime
 	}
 	return h
 }

@@ -38,6 +38,9 @@ func TestValidStrict(t *testing.T) {
 		{in: many(`"KXX":2`), kind: rawjson.DuplicateName, path: "data.KXX"},
 		{in: many(`"k\u0078\u0078x":2`), kind: rawjson.DuplicateName, path: "data.kxxx"},
 		{in: many(`"new":2`)},
+		{in: "{\"@\":1,\"`\":2,\"[x\":3,\"{X\":4}"}, // names whose hashes collide are compared in full
+		{in: many("\"[\":1,\"{\":2")},
+		{in: many("\"[\":1,\"{\":2,\"{\":3"), kind: rawjson.DuplicateName, path: "data.{"},
 		{in: `{"a":{"x":1},"b":{"x":1},"x":[{"x":1},{"x":2}]}`}, // same name in different objects
 		{in: `{"ab":1,"ba":2,"a\u0062c":3,"é":1,"É\u0301":2,"e\u0301":3}`},
 		{in: "[{\"a\":\"ok\"},{\"s\":\"\xff\"}]", kind: rawjson.InvalidUTF8, element: 1, path: "s"},

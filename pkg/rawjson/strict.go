@@ -115,7 +115,8 @@ type memberName struct {
 	start, end int // the name between its quotes in b
 	// hash is nameHash of the name decoded and case-folded (see fold):
 	// names equal under folding have equal hashes, and names are compared
-	// in full only when their hashes are equal.
+	// in full only when their hashes are equal. An object's first name is
+	// stored with hash 0 and hashed only if a second name comes.
 	hash  uint64
 	plain bool // ASCII without escapes: folding is upper-casing
 }
@@ -130,14 +131,13 @@ const mapThreshold = 32
 // when not nil, indexes that object's names by hash.
 func (v *validator) strictName(base, start, end int, plain bool, set *map[uint64]int) bool {
 	n := memberName{start: start, end: end, plain: plain}
-	if plain {
-		n.hash = nameHash(v.b[start:end])
-	} else {
-		n.hash = nameHash([]byte(v.fold(&n)))
-	}
+	n.hash = v.hash(&n)
 	names := v.names[base:]
 	if *set == nil && len(names) < mapThreshold {
 		for j := range names {
+			if names[j].hash == 0 { // the first name, stored unhashed
+				names[j].hash = v.hash(&names[j])
+			}
 			if names[j].hash == n.hash && v.sameName(&names[j], &n) {
 				return v.duplicate(&n)
 			}
@@ -148,6 +148,9 @@ func (v *validator) strictName(base, start, end int, plain bool, set *map[uint64
 	if *set == nil {
 		*set = make(map[uint64]int, 4*mapThreshold)
 		for j := range names {
+			if names[j].hash == 0 {
+				names[j].hash = v.hash(&names[j])
+			}
 			(*set)[names[j].hash] = base + j
 		}
 	}
@@ -157,7 +160,7 @@ func (v *validator) strictName(base, start, end int, plain bool, set *map[uint64
 		}
 		// Two names with one hash: rare enough to settle by a scan.
 		for j := range names {
-			if names[j].hash == n.hash && v.sameName(&names[j], &n) {
+			if v.hash(&names[j]) == n.hash && v.sameName(&names[j], &n) {
 				return v.duplicate(&n)
 			}
 		}
@@ -166,6 +169,14 @@ func (v *validator) strictName(base, start, end int, plain bool, set *map[uint64
 	}
 	v.names = append(v.names, n)
 	return true
+}
+
+// hash returns nameHash of n's folded name.
+func (v *validator) hash(n *memberName) uint64 {
+	if n.plain {
+		return nameHash(v.b[n.start:n.end])
+	}
+	return nameHash([]byte(v.fold(n)))
 }
 
 const (

@@ -210,7 +210,11 @@ func (v *validator) object(i, depth int) (int, bool) {
 			return i, false
 		}
 		ke := i - 1
-		if v.strict && !v.strictName(base, ks+1, ke, !v.special, &set) {
+		switch {
+		case !v.strict:
+		case len(v.names) == base: // the first name: nothing to compare with yet
+			v.names = append(v.names, memberName{start: ks + 1, end: ke, plain: !v.special})
+		case !v.strictName(base, ks+1, ke, !v.special, &set):
 			return i, false
 		}
 		i = skipSpace(b, i)

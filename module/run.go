@@ -302,7 +302,7 @@ func registryOptions(cfg config.Config) registry.Options {
 		MaxTopics:                      cfg.MaxTopics,
 		MaxSubscriptionsPerTopic:       cfg.MaxSubscriptionsPerTopic,
 		MaxNameLength:                  cfg.MaxTopicNameLength,
-		Filter:                         filter.Limits{MaxAdvancedFilters: cfg.MaxAdvancedFilters, MaxValuesPerFilter: cfg.MaxFilterValues, MaxStringLength: cfg.MaxFilterStringLength},
+		Filter:                         filter.Limits{MaxAdvancedFilters: cfg.MaxAdvancedFilters, MaxValuesPerFilter: cfg.MaxFilterValues, MaxStringLength: cfg.MaxFilterStringLength, MaxIncludedEventTypes: cfg.MaxIncludedEventTypes},
 		MinExpiryMinutes:               cfg.RetryMinExpirationMinutes,
 		MaxExpiryMinutes:               cfg.RetryMaxExpirationMinutes,
 		MaxDeliveryAttempts:            cfg.RetryMaxDeliveryAttempts,

@@ -225,6 +225,11 @@ type Config struct {
 	MaxFilterValues int `envconfig:"API__FILTERLIMITS__MAXVALUESPERFILTER" default:"25"`
 	// MaxFilterStringLength is api__filterLimits__maxStringLength (edgegrid extension).
 	MaxFilterStringLength int `envconfig:"API__FILTERLIMITS__MAXSTRINGLENGTH" default:"512"`
+	// MaxIncludedEventTypes is api__filterLimits__maxIncludedEventTypes
+	// (edgegrid extension): the most entries a subscription's
+	// includedEventTypes may have. Azure documents no such limit; 1000 is
+	// well past any list seen in practice and keeps a subscription small.
+	MaxIncludedEventTypes int `envconfig:"API__FILTERLIMITS__MAXINCLUDEDEVENTTYPES" default:"1000"`
 	// LogFormat is log__format (edgegrid extension): auto (console lines when
 	// the log goes to a terminal outside IoT Edge, JSON otherwise), json or
 	// console.

@@ -108,6 +108,7 @@ var specDefaults = config.Config{
 	MaxAdvancedFilters:                   25,
 	MaxFilterValues:                      25,
 	MaxFilterStringLength:                512,
+	MaxIncludedEventTypes:                1000,
 	LogFormat:                            "auto",
 	LogLevel:                             "info",
 	EdgeHubTokenLifetimeSeconds:          3600,

@@ -125,6 +125,7 @@ var keyTable = []key{
 	{name: "api__filterLimits__maxAdvancedFilters"},
 	{name: "api__filterLimits__maxValuesPerFilter"},
 	{name: "api__filterLimits__maxStringLength"},
+	{name: "api__filterLimits__maxIncludedEventTypes"},
 	{name: "log__format"},
 	{name: "log__level"},
 	{name: "debug__pprofAddress"},

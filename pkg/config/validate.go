@@ -74,6 +74,7 @@ func (c Config) intRanges() []intRange {
 		atLeast("API__FILTERLIMITS__MAXADVANCEDFILTERS", c.MaxAdvancedFilters, 1),
 		atLeast("API__FILTERLIMITS__MAXVALUESPERFILTER", c.MaxFilterValues, 1),
 		atLeast("API__FILTERLIMITS__MAXSTRINGLENGTH", c.MaxFilterStringLength, 1),
+		atLeast("API__FILTERLIMITS__MAXINCLUDEDEVENTTYPES", c.MaxIncludedEventTypes, 1),
 		atLeast("EDGEHUB__TOKENLIFETIMEINSECONDS", c.EdgeHubTokenLifetimeSeconds, 5),
 		atLeast("EDGEHUB__MAXRECONNECTINTERVALINSECONDS", c.EdgeHubMaxReconnectSeconds, 1),
 		atLeast("DESIRED_CONFIG_POLLINTERVALINSECONDS", c.DesiredConfigPollSeconds, 1),

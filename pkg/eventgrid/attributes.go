@@ -54,7 +54,7 @@ func dynamicValue(a DeliveryAttribute, event []byte) (Property, bool) {
 	switch rawjson.KindOf(v) {
 	case rawjson.String:
 		s, ok := rawjson.Unquote(v)
-		if !ok || len(s) > MaxAttributeValueSize || strings.ContainsAny(s, "\r\n\x00") {
+		if !ok || len(s) > MaxAttributeValueSize || ControlCharAt(s) >= 0 {
 			return Property{}, false
 		}
 		return Property{Name: a.Name, Value: s}, true
@@ -62,4 +62,17 @@ func dynamicValue(a DeliveryAttribute, event []byte) (Property, bool) {
 		return Property{Name: a.Name, Value: string(v), Literal: true}, true
 	}
 	return Property{}, false
+}
+
+// ControlCharAt returns the index of the first byte of s that an HTTP field
+// value may not hold (a control character other than tab, RFC 9110 section
+// 5.5), or -1. Go's HTTP client refuses a request with one in a header, so
+// such a value would fail every delivery.
+func ControlCharAt(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\t') || c == 0x7F {
+			return i
+		}
+	}
+	return -1
 }

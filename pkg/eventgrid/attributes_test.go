@@ -62,3 +62,18 @@ func TestProperties(t *testing.T) {
 		t.Errorf("Properties = %+v, want %+v", got, want)
 	}
 }
+
+// A Dynamic value that cannot be an HTTP field value is left out rather
+// than failing the delivery.
+func TestPropertiesDynamicValueNotAFieldValue(t *testing.T) {
+	attrs := []eventgrid.DeliveryAttribute{
+		{Name: "x-ok", Type: "Dynamic", SourceField: "data.ok"},
+		{Name: "x-ctl", Type: "Dynamic", SourceField: "data.ctl"},
+		{Name: "x-del", Type: "Dynamic", SourceField: "data.del"},
+	}
+	body := []byte(`{"data":{"ok":"a\tb é","ctl":"a\u0001b","del":"\u007f"}}`)
+	got := eventgrid.Properties(attrs, body)
+	if len(got) != 1 || got[0].Name != "x-ok" || got[0].Value != "a\tb é" {
+		t.Fatalf("Properties = %+v, want only x-ok", got)
+	}
+}

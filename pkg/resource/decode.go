@@ -2,6 +2,7 @@ package resource
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -137,7 +138,16 @@ func parseBody(body []byte) (object, error) {
 	if len(body) == 0 {
 		return object{}, nil
 	}
-	if !json.Valid(body) {
+	_, err := rawjson.ValidStrict(body)
+	var se *rawjson.StrictError
+	switch {
+	case errors.As(err, &se) && se.Kind == rawjson.DuplicateName:
+		// Which of the two would be read is a guess; say so rather than
+		// store one.
+		return object{}, eventgrid.Errorf(eventgrid.EInvalidJSON, "%s is given more than once; member names must be unique, compared ignoring case.", se.Path)
+	case se != nil:
+		return object{}, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid UTF-8 text (at byte offset %d).", se.Offset)
+	case err != nil:
 		return object{}, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON.")
 	}
 	return parseObject(body, "", eventgrid.EInvalidJSON)

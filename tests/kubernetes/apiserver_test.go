@@ -87,8 +87,9 @@ func (p *process) exited() error {
 }
 
 // startProcess starts a program whose output goes to a log file in dir, and
-// stops it (SIGTERM, then SIGKILL after 10 s) when the test ends.
-func startProcess(tb testing.TB, dir, name string, args ...string) *process {
+// stops it (SIGTERM, then SIGKILL after 10 s) when the test ends. A nil env
+// inherits the test's environment.
+func startProcess(tb testing.TB, dir string, env []string, name string, args ...string) *process {
 	tb.Helper()
 	logPath := filepath.Join(dir, filepath.Base(name)+".log")
 	logf, err := os.Create(logPath)
@@ -97,6 +98,8 @@ func startProcess(tb testing.TB, dir, name string, args ...string) *process {
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = env
+	cmd.Dir = dir
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -149,7 +152,7 @@ func startAPIServer(t *testing.T) *apiServer {
 	clientPort, peerPort := freePort(t), freePort(t)
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	etcd := startProcess(t, dir, etcdBin,
+	etcd := startProcess(t, dir, nil, etcdBin,
 		"--name=test", "--data-dir="+filepath.Join(dir, "etcd"),
 		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
@@ -165,7 +168,7 @@ func startAPIServer(t *testing.T) *apiServer {
 	testpki.MustWriteFile(t, tokens, []byte(token+`,admin,admin,"system:masters"`+"\n"))
 
 	port := freePort(t)
-	api := startProcess(t, dir, apiBin,
+	api := startProcess(t, dir, nil, apiBin,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
 		"--tls-cert-file="+certFile, "--tls-private-key-file="+keyFile,

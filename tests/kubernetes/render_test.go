@@ -437,3 +437,28 @@ func TestOptionalObjects(t *testing.T) {
 		}
 	})
 }
+
+// TestNotes checks that the install notes give the Azure Arc style publish
+// URL, the module route and a curl with the SAS key.
+func TestNotes(t *testing.T) {
+	out, err := helm("install", releaseName, chartDir, "--namespace", namespace, "--dry-run=client",
+		"-f", filepath.Join(chartDir, "ci", "http-values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, notes, ok := strings.Cut(out, "NOTES:")
+	if !ok {
+		t.Fatalf("no NOTES in:\n%s", out)
+	}
+	for _, want := range []string{
+		"http://eg-edgegrid.edgegrid.svc:5888/topics/sensors/api/events?api-version=2018-01-01",
+		"http://eg-edgegrid.edgegrid.svc:5888/topics/sensors/events?api-version=2019-01-01",
+		`-H "aeg-sas-key: $KEY"`,
+		"curl -X POST",
+		"get secret eg-edgegrid",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("NOTES lack %q:\n%s", want, notes)
+		}
+	}
+}

@@ -311,9 +311,8 @@ func TestServerSideDryRun(t *testing.T) {
 	s := startAPIServer(t)
 
 	s.mustApply(t, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": namespace}})
-	// The ServiceMonitor kind, as prometheus-operator defines it, reduced
-	// to the fields the chart writes: the real CRD is not available offline.
-	s.mustApply(t, serviceMonitorCRD())
+	// The ServiceMonitor kind, as prometheus-operator defines it.
+	s.mustApply(t, serviceMonitorCRD(t))
 	waitFor(t, time.Minute, s.log, func() error {
 		status, body, err := s.do(http.MethodGet, "/apis/monitoring.coreos.com/v1", "", nil)
 		if err != nil {
@@ -325,6 +324,7 @@ func TestServerSideDryRun(t *testing.T) {
 		return nil
 	})
 
+	accepted := map[string]bool{}
 	for _, f := range ciValues(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := render(t, renderOpts{valuesFiles: []string{f}, apiVersions: []string{"monitoring.coreos.com/v1"}})
@@ -342,8 +342,14 @@ func TestServerSideDryRun(t *testing.T) {
 				if err := json.Unmarshal(body, &got); err != nil || got["kind"] != o.GetKind() {
 					t.Errorf("dry-run apply of %s %s answered %s", o.GetKind(), o.GetName(), brokertest.Abbrev(body))
 				}
+				accepted[o.GetKind()] = true
 			}
 		})
+	}
+	for kind := range resources {
+		if !accepted[kind] {
+			t.Errorf("no scenario rendered a %s that the server accepted", kind)
+		}
 	}
 
 	// The server refuses what is wrong, so the acceptance above means
@@ -393,46 +399,22 @@ func ecKeyPEM(t *testing.T) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
 }
 
-// serviceMonitorCRD is a CustomResourceDefinition for
-// monitoring.coreos.com/v1 ServiceMonitor with the fields the chart writes,
-// typed as prometheus-operator types them.
-func serviceMonitorCRD() map[string]any {
-	str := map[string]any{"type": "string"}
-	obj := func(props map[string]any) map[string]any {
-		return map[string]any{"type": "object", "properties": props}
+// serviceMonitorCRD returns prometheus-operator's ServiceMonitor
+// CustomResourceDefinition, which scripts/ci-deps/kube.sh fetches.
+func serviceMonitorCRD(t *testing.T) map[string]any {
+	t.Helper()
+	path := filepath.Join(kubeBinDir(), "servicemonitor-crd.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		msg := fmt.Sprintf("%v; fetch it with: bash scripts/ci-deps/kube.sh", err)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip("SKIPPED: " + msg)
 	}
-	selector := obj(map[string]any{
-		"matchLabels":      map[string]any{"type": "object", "additionalProperties": str},
-		"matchExpressions": map[string]any{"type": "array", "items": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-	})
-	secretKey := obj(map[string]any{"name": str, "key": str, "optional": map[string]any{"type": "boolean"}})
-	endpoint := obj(map[string]any{
-		"port": str, "scheme": map[string]any{"type": "string", "enum": []any{"http", "https"}}, "path": str,
-		"interval": str, "scrapeTimeout": str,
-		"tlsConfig":     obj(map[string]any{"insecureSkipVerify": map[string]any{"type": "boolean"}, "serverName": str}),
-		"authorization": obj(map[string]any{"type": str, "credentials": secretKey}),
-	})
-	return map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "servicemonitors.monitoring.coreos.com"},
-		"spec": map[string]any{
-			"group": "monitoring.coreos.com",
-			"scope": "Namespaced",
-			"names": map[string]any{"kind": "ServiceMonitor", "listKind": "ServiceMonitorList", "plural": "servicemonitors", "singular": "servicemonitor"},
-			"versions": []any{map[string]any{
-				"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": obj(map[string]any{
-					"spec": map[string]any{
-						"type":     "object",
-						"required": []any{"selector"},
-						"properties": map[string]any{
-							"selector":  selector,
-							"endpoints": map[string]any{"type": "array", "items": endpoint},
-						},
-					},
-				})},
-			}},
-		},
+	objs := parseObjects(t, string(b))
+	if len(objs) != 1 || objs[0].GetKind() != "CustomResourceDefinition" {
+		t.Fatalf("%s does not hold one CustomResourceDefinition", path)
 	}
+	return objs[0].Object
 }

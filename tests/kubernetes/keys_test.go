@@ -213,3 +213,56 @@ func jsonType(goType string) string {
 		return "string"
 	}
 }
+
+// TestSchemaClosed checks that every object in values.schema.json either
+// lists its properties and refuses others, or is a map whose values have a
+// schema: a misspelt value can hide nowhere. The declared topics and
+// subscriptions are the exception: they are Event Grid resources, which the
+// broker validates and reports on itself.
+func TestSchemaClosed(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(chartDir, "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root map[string]any
+	if err := json.Unmarshal(b, &root); err != nil {
+		t.Fatal(err)
+	}
+	open := map[string]bool{
+		"desiredConfig.topics.*":             true,
+		"desiredConfig.eventSubscriptions.*": true,
+	}
+	var walk func(path string, s map[string]any)
+	walk = func(path string, s map[string]any) {
+		isObject := s["type"] == "object"
+		if types, ok := s["type"].([]any); ok {
+			isObject = slices.Contains(types, any("object"))
+		}
+		if isObject && !open[path] {
+			switch ap := s["additionalProperties"].(type) {
+			case bool:
+				if ap {
+					t.Errorf("%s accepts any property", path)
+				}
+			case map[string]any:
+				walk(path+".*", ap)
+			default:
+				t.Errorf("%s does not say additionalProperties: false", path)
+			}
+		}
+		if props, ok := s["properties"].(map[string]any); ok {
+			for name, p := range props {
+				walk(strings.TrimPrefix(path+"."+name, "."), p.(map[string]any))
+			}
+		}
+		if items, ok := s["items"].(map[string]any); ok {
+			walk(path+"[]", items)
+		}
+		if anyOf, ok := s["anyOf"].([]any); ok {
+			for _, a := range anyOf {
+				walk(path, a.(map[string]any))
+			}
+		}
+	}
+	walk("", root)
+}

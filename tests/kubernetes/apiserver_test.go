@@ -72,6 +72,7 @@ func freePort(tb testing.TB) int {
 // process is a program a test started.
 type process struct {
 	name string
+	pid  int
 	done chan struct{} // closed when it has exited
 	log  func() string // the tail of its output
 }
@@ -115,7 +116,7 @@ func startProcess(tb testing.TB, dir string, env []string, name string, args ...
 		}
 		logf.Close()
 	})
-	return &process{name: filepath.Base(name), done: done, log: func() string {
+	return &process{name: filepath.Base(name), pid: cmd.Process.Pid, done: done, log: func() string {
 		b, _ := os.ReadFile(logPath)
 		if len(b) > 4000 {
 			b = b[len(b)-4000:]

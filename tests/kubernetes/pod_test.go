@@ -453,6 +453,14 @@ func TestPodSimulated(t *testing.T) {
 		}
 		return b.missing("e1", "e2")
 	})
+	// For the chart's memory request: logged, not asserted.
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.proc.pid)); err == nil {
+		for _, line := range strings.Split(string(st), "\n") {
+			if strings.HasPrefix(line, "VmRSS:") || strings.HasPrefix(line, "VmHWM:") {
+				t.Logf("broker %s", strings.Join(strings.Fields(line), " "))
+			}
+		}
+	}
 }
 
 // TestPodSimulatedConfigMapSwap swaps the mounted ConfigMap as kubelet does

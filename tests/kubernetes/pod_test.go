@@ -253,6 +253,10 @@ func (p *pod) waitProbe(t *testing.T, pr *corev1.Probe, timeout time.Duration) {
 			return err
 		}
 		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			// Not a state to wait out: the broker does not serve the route.
+			t.Fatalf("GET %s answered 404: this broker does not serve the probe's route", url)
+		}
 		if resp.StatusCode < 200 || resp.StatusCode >= 400 {
 			return fmt.Errorf("GET %s answered %d", url, resp.StatusCode)
 		}

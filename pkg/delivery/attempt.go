@@ -1,0 +1,213 @@
+package delivery
+
+import (
+	"context"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// dead letters. A worker reuses one for all its batches, so senders must not
+// keep a Batch after Send returns.
+type taken struct {
+	Batch
+	items   []item
+	notes   []note
+	letters []DeadLetter
+}
+
+// serve takes one batch from the queue and sends it.
+func (q *queue) serve(b *taken) {
+	e := q.e
+	q.mu.Lock()
+	ok := q.takeLocked(e.clock.Now(), b)
+	if ok {
+		q.inflight++
+		e.inFlight.Add(1)
+	}
+	q.scheduleLocked() // more to send: back in line behind the others
+	q.mu.Unlock()
+	b.flush(e)
+	if !ok {
+		return
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(e.sendCtx, e.opts.DeliverTimeout)
+	err := e.sender.Send(ctx, &b.Batch)
+	cancel()
+	e.inFlight.Add(-1)
+	e.metrics.Attempt(b.Subscription, len(b.items), time.Since(start), err)
+	res := Classify(err)
+
+	q.mu.Lock()
+	q.inflight--
+	q.completeLocked(b, err, res, e.clock.Now())
+	q.scheduleLocked()
+	q.mu.Unlock()
+	b.flush(e)
+}
+
+// takeLocked moves due waiting items to the ready list and takes the next
+// batch from it into b, dropping events whose retry policy has run out. It
+// returns false when nothing may be sent now.
+func (q *queue) takeLocked(now time.Time, b *taken) bool {
+	b.Subscription, b.DeliveryCount = q.sub, 0
+	clear(b.items) // drop the previous batch's references
+	clear(b.Bodies)
+	b.items, b.Bodies = b.items[:0], b.Bodies[:0]
+	if q.closed || q.inflight >= q.limit {
+		return false
+	}
+	q.promoteLocked(q.e.nanos(now))
+	maxEvents, maxBytes := q.batchCapsLocked()
+	size := 2 // the array's brackets
+	for q.ready.len() > 0 && len(b.items) < maxEvents {
+		it := q.ready.front()
+		if now.Sub(it.s.accepted) > q.pol.TTL {
+			q.dropLocked(q.ready.pop(), DropExpired, now, b)
+			continue
+		}
+		if int(it.attempts) >= q.pol.MaxAttempts { // the policy was lowered meanwhile
+			q.dropLocked(q.ready.pop(), DropMaxAttempts, now, b)
+			continue
+		}
+		n := len(it.body)
+		if len(b.items) > 0 {
+			if maxBytes > 0 && size+1+n > maxBytes {
+				break
+			}
+			size++ // comma
+		}
+		size += n
+		it2 := q.ready.pop()
+		if it2.attempts == 0 {
+			q.e.metrics.FirstAttempt(q.sub, now.Sub(it2.s.accepted))
+		}
+		b.DeliveryCount = max(b.DeliveryCount, int(it2.attempts))
+		it2.attempts++
+		b.items = append(b.items, it2)
+		b.Bodies = append(b.Bodies, it2.body)
+	}
+	return len(b.items) > 0
+}
+
+// batchCapsLocked returns the most events and bytes one request may carry.
+func (q *queue) batchCapsLocked() (events, bytes int) {
+	d := q.sub.Destination
+	if !d.Batching() {
+		return 1, 0
+	}
+	o := &q.e.opts
+	events, bytes = o.DefaultMaxEventsPerBatch, o.DefaultMaxBatchBytes
+	if d.MaxEventsPerBatch > 0 {
+		events = d.MaxEventsPerBatch
+	}
+	if d.PreferredBatchSizeInKilobytes > 0 {
+		bytes = d.PreferredBatchSizeInKilobytes * 1024
+	}
+	return events, bytes
+}
+
+// promoteSlack lets a wake-up take items due within the next millisecond
+// too, so that events that failed together are retried together (and one
+// timer serves them) instead of one by one, microseconds apart.
+const promoteSlack = int64(time.Millisecond)
+
+// promoteLocked moves waiting items that are due to the ready list.
+func (q *queue) promoteLocked(now int64) {
+	now += promoteSlack
+	for i := range q.backoff {
+		l := &q.backoff[i]
+		for l.len() > 0 && l.front().due <= now {
+			q.ready.push(l.pop())
+		}
+	}
+	for q.timed.len() > 0 && q.timed.min().due <= now {
+		q.ready.push(q.timed.pop())
+	}
+}
+
+// completeLocked records the outcome of a batch: delivered events leave the
+// queue; failed ones move, each on its own, to the list their retry policy
+// gives, or are dropped by it.
+func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
+	e := q.e
+	sub := b.Subscription
+	if err == nil {
+		for i := range b.items {
+			q.releaseItem(&b.items[i])
+		}
+		q.failures, q.probation = 0, 0
+		q.limit = min(q.limit*2, e.opts.MaxPerSubscription)
+		if e.opts.LogDeliverySuccess {
+			b.notes = append(b.notes, note{kind: noteDelivered, events: len(b.items), attempt: b.DeliveryCount})
+		}
+		return
+	}
+	q.failures++
+	q.limit = max(1, q.limit/2)
+	q.lastFailure, q.lastError = now, err.Error()
+	if e.opts.LogDeliveryFailure {
+		if ok, suppressed := q.allowLogLocked(logFailure, now); ok {
+			b.notes = append(b.notes, note{kind: noteFailed, events: len(b.items), attempt: b.DeliveryCount + 1, err: err, suppressed: suppressed})
+		}
+	}
+	if q.closed {
+		for i := range b.items {
+			e.metrics.Dropped(sub, DropDeleted, 1)
+			q.releaseItem(&b.items[i])
+		}
+		return
+	}
+	nowNs := e.nanos(now)
+	if q.pol.Schedule == eventgrid.CloudExponential && q.failures >= e.opts.ProbationAfterFailures {
+		q.probation = nowNs + int64(float64(probationLength(res.Outcome))*q.pol.Scale)
+		q.limit = 1
+	}
+	for _, it := range b.items {
+		it.status, it.outcome = uint16(min(res.StatusCode, 65535)), res.Outcome
+		it.lastAt = uint32(max(0, now.Sub(it.s.accepted).Milliseconds()))
+		d := NextAttempt(q.pol, int(it.attempts), it.s.accepted, now, res, e.opts.Jitter())
+		if d.Drop != "" {
+			q.dropLocked(it, d.Drop, now, b)
+			continue
+		}
+		it.due = e.nanos(d.Due)
+		if d.List == listTimed {
+			q.timed.push(it)
+		} else {
+			q.backoff[d.List].push(it)
+		}
+	}
+	q.armLocked(nowNs)
+}
+
+// dropLocked removes an event from the queue because of its retry policy:
+// to the dead-letter destination when the subscription has one.
+func (q *queue) dropLocked(it item, reason DropReason, now time.Time, b *taken) {
+	e := q.e
+	e.metrics.Dropped(q.sub, reason, 1)
+	if e.opts.LogEventExpiry {
+		if ok, suppressed := q.allowLogLocked(logExpiry, now); ok {
+			b.notes = append(b.notes, note{kind: noteDropped, body: it.body, reason: reason, attempt: int(it.attempts),
+				age: now.Sub(it.s.accepted), suppressed: suppressed})
+		}
+	}
+	if q.sub.DeadLetter == nil || e.opts.DeadLetterer == nil {
+		q.releaseItem(&it)
+		return
+	}
+	l := DeadLetter{
+		Subscription: q.sub,
+		Body:         it.body,
+		Reason:       deadLetterReason(reason, it.outcome),
+		Attempts:     int(it.attempts),
+		Last:         Result{Outcome: it.outcome, StatusCode: int(it.status)},
+		Published:    it.s.accepted,
+		Done:         func() { q.releaseItem(&it) },
+	}
+	if it.attempts > 0 {
+		l.LastAttempt = it.s.accepted.Add(time.Duration(it.lastAt) * time.Millisecond)
+	}
+	b.letters = append(b.letters, l)
+}

@@ -7,23 +7,38 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// dead letters. A worker reuses one for all its batches, so senders must not
-// keep a Batch after Send returns.
+// taken is a batch with the queue items it came from, and what taking and
+// completing it left to do once the queue's lock is released: log lines,
+// drop counts and dead letters. A worker reuses one for all its batches, so
+// senders must not keep a Batch after Send returns.
 type taken struct {
 	Batch
 	items   []item
 	notes   []note
+	drops   []dropCount
 	letters []DeadLetter
+	// released is set, under the queue's lock, when the subscription is
+	// deleted while the batch is in flight: its events have left the
+	// budget already.
+	released bool
+}
+
+// dropCount is a number of events dropped for one reason.
+type dropCount struct {
+	reason DropReason
+	n      int
 }
 
 // serve takes one batch from the queue and sends it.
-func (q *queue) serve(b *taken) {
+func (q *queue) serve(w *worker) {
 	e := q.e
+	b := &w.b
 	q.mu.Lock()
-	ok := q.takeLocked(e.clock.Now(), b)
+	now := e.clock.Now()
+	ok := q.takeLocked(now, b)
 	if ok {
 		q.inflight++
-		e.inFlight.Add(1)
+		q.flying = append(q.flying, b)
 	}
 	q.scheduleLocked() // more to send: back in line behind the others
 	q.mu.Unlock()
@@ -31,16 +46,42 @@ func (q *queue) serve(b *taken) {
 	if !ok {
 		return
 	}
+	for i := range b.items {
+		if it := &b.items[i]; it.attempts == 1 {
+			e.metrics.FirstAttempt(b.Subscription, now.Sub(it.s.accepted))
+		}
+	}
+	e.inFlight.Add(1)
+	w.start.Store(e.nanos(now))
+	w.state.Store(flying)
+	e.watching()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(e.sendCtx, e.opts.DeliverTimeout)
 	err := e.sender.Send(ctx, &b.Batch)
 	cancel()
-	e.inFlight.Add(-1)
-	e.metrics.Attempt(b.Subscription, len(b.items), time.Since(start), err)
+	took := time.Since(start)
+	if w.state.Swap(idle) == suspect {
+		q.suspects.Add(-1)
+	}
+	if e.inFlight.Add(-1) == 0 {
+		e.unwatch()
+	}
+	e.metrics.Attempt(b.Subscription, len(b.items), took, err)
 	res := Classify(err)
+	if err == nil || res.StatusCode != 0 {
+		q.noteAnswer(int64(took))
+	}
 
 	q.mu.Lock()
 	q.inflight--
+	for i, f := range q.flying {
+		if f == b {
+			last := len(q.flying) - 1
+			q.flying[i], q.flying[last] = q.flying[last], nil
+			q.flying = q.flying[:last]
+			break
+		}
+	}
 	q.completeLocked(b, err, res, e.clock.Now())
 	q.scheduleLocked()
 	q.mu.Unlock()
@@ -55,7 +96,7 @@ func (q *queue) takeLocked(now time.Time, b *taken) bool {
 	clear(b.items) // drop the previous batch's references
 	clear(b.Bodies)
 	b.items, b.Bodies = b.items[:0], b.Bodies[:0]
-	if q.closed || q.inflight >= q.limit {
+	if q.closed || q.inflight >= q.limitLocked() {
 		return false
 	}
 	q.promoteLocked(q.e.nanos(now))
@@ -80,9 +121,6 @@ func (q *queue) takeLocked(now time.Time, b *taken) bool {
 		}
 		size += n
 		it2 := q.ready.pop()
-		if it2.attempts == 0 {
-			q.e.metrics.FirstAttempt(q.sub, now.Sub(it2.s.accepted))
-		}
 		b.DeliveryCount = max(b.DeliveryCount, int(it2.attempts))
 		it2.attempts++
 		b.items = append(b.items, it2)
@@ -132,11 +170,15 @@ func (q *queue) promoteLocked(now int64) {
 // gives, or are dropped by it.
 func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 	e := q.e
-	sub := b.Subscription
+	released := b.released // the subscription was deleted meanwhile
+	b.released = false
 	if err == nil {
-		for i := range b.items {
-			q.releaseItem(&b.items[i])
+		if !released {
+			for i := range b.items {
+				q.releaseItem(&b.items[i])
+			}
 		}
+		q.proven = true
 		q.failures, q.probation = 0, 0
 		q.limit = min(q.limit*2, e.opts.MaxPerSubscription)
 		if e.opts.LogDeliverySuccess {
@@ -152,21 +194,17 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 			b.notes = append(b.notes, note{kind: noteFailed, events: len(b.items), attempt: b.DeliveryCount + 1, err: err, suppressed: suppressed})
 		}
 	}
-	if q.closed {
-		for i := range b.items {
-			e.metrics.Dropped(sub, DropDeleted, 1)
-			q.releaseItem(&b.items[i])
-		}
-		return
+	if released {
+		return // detach released and counted the events
 	}
 	nowNs := e.nanos(now)
 	if q.pol.Schedule == eventgrid.CloudExponential && q.failures >= e.opts.ProbationAfterFailures {
-		q.probation = nowNs + int64(float64(probationLength(res.Outcome))*q.pol.Scale)
+		q.probation = nowNs + int64(scaled(probationLength(res.Outcome), q.pol.Scale))
 		q.limit = 1
 	}
 	for _, it := range b.items {
 		it.status, it.outcome = uint16(min(res.StatusCode, 65535)), res.Outcome
-		it.lastAt = uint32(max(0, now.Sub(it.s.accepted).Milliseconds()))
+		it.lastAt = nowNs
 		d := NextAttempt(q.pol, int(it.attempts), it.s.accepted, now, res, e.opts.Jitter())
 		if d.Drop != "" {
 			q.dropLocked(it, d.Drop, now, b)
@@ -183,17 +221,25 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 }
 
 // dropLocked removes an event from the queue because of its retry policy:
-// to the dead-letter destination when the subscription has one.
+// to the dead-letter destination when the subscription has one, where it is
+// kept, not dropped. Either way the worker logs and counts it once the lock
+// is released.
 func (q *queue) dropLocked(it item, reason DropReason, now time.Time, b *taken) {
 	e := q.e
-	e.metrics.Dropped(q.sub, reason, 1)
+	kept := q.sub.DeadLetter != nil && e.opts.DeadLetterer != nil
+	kind, lk := noteDropped, logExpiry
+	if kept {
+		kind, lk = noteDeadLettered, logDeadLetter
+	} else {
+		b.drop(reason, 1)
+	}
 	if e.opts.LogEventExpiry {
-		if ok, suppressed := q.allowLogLocked(logExpiry, now); ok {
-			b.notes = append(b.notes, note{kind: noteDropped, body: it.body, reason: reason, attempt: int(it.attempts),
+		if ok, suppressed := q.allowLogLocked(lk, now); ok {
+			b.notes = append(b.notes, note{kind: kind, body: it.body, reason: reason, attempt: int(it.attempts),
 				age: now.Sub(it.s.accepted), suppressed: suppressed})
 		}
 	}
-	if q.sub.DeadLetter == nil || e.opts.DeadLetterer == nil {
+	if !kept {
 		q.releaseItem(&it)
 		return
 	}
@@ -207,7 +253,16 @@ func (q *queue) dropLocked(it item, reason DropReason, now time.Time, b *taken) 
 		Done:         func() { q.releaseItem(&it) },
 	}
 	if it.attempts > 0 {
-		l.LastAttempt = it.s.accepted.Add(time.Duration(it.lastAt) * time.Millisecond)
+		l.LastAttempt = e.epoch.Add(time.Duration(it.lastAt))
 	}
 	b.letters = append(b.letters, l)
+}
+
+// drop counts n events dropped for reason, for flush to report.
+func (b *taken) drop(reason DropReason, n int) {
+	if k := len(b.drops) - 1; k >= 0 && b.drops[k].reason == reason {
+		b.drops[k].n += n
+		return
+	}
+	b.drops = append(b.drops, dropCount{reason, n})
 }

@@ -11,11 +11,12 @@ import (
 
 // shared is one publish request's events, held by the queues of the
 // subscriptions they matched. Its events were allocated together, so the
-// request's whole size stays in the budget until its last delivery is done.
-// Queues keep only each event's body (and this), not its Event, so that the
-// Event structs, needed only to route, are freed once the request is queued.
+// request's whole size stays in the budget until its last delivery is done,
+// and so do the converted copies of its events, which live as long. Queues
+// keep only each event's body (and this), not its Event, so that the Event
+// structs, needed only to route, are freed once the request is queued.
 type shared struct {
-	size     int64
+	size     int64        // the request's bytes, converted copies included
 	refs     atomic.Int64 // deliveries still queued or in flight
 	accepted time.Time    // when the request was accepted; TTLs count from here
 }
@@ -28,66 +29,104 @@ type share struct {
 	bytes  int64
 }
 
-// sharesPool holds the per-request tallies, one request's at a time.
-var sharesPool = sync.Pool{New: func() any { return new([]share) }}
+// conv is the body subscriptions of one delivery schema receive for the
+// event at index ev of a request.
+type conv struct {
+	ev     int
+	schema eventgrid.InputSchema
+	body   []byte
+}
+
+// scratch holds one request's tallies while it is published.
+type scratch struct {
+	shares  []share
+	convs   []conv
+	deleted []*eventgrid.EventSubscription // one per delivery to a deleted subscription
+}
+
+// scratchPool holds the per-request tallies, one request's at a time.
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // Publish implements eventgrid.Publisher. A request that can never fit the
 // budget gets EPayloadTooLarge; one that does not fit now gets EQueueFull,
-// naming the subscription whose share is full when that is why.
+// naming the subscription whose share is full when that is why. Every byte
+// the request leaves queued counts: the published events, and each
+// converted copy once, however many subscriptions share it.
 func (e *Engine) Publish(_ context.Context, p eventgrid.Publication) error {
-	var pairs, bytes int64
+	var pairs, bytes, copies int64
 	var accepted time.Time
-	sp := sharesPool.Get().(*[]share)
-	shares := (*sp)[:0]
+	sc := scratchPool.Get().(*scratch)
 	defer func() {
-		clear(shares)
-		*sp = shares[:0]
-		sharesPool.Put(sp)
+		clear(sc.shares)
+		clear(sc.convs)
+		clear(sc.deleted)
+		sc.shares, sc.convs, sc.deleted = sc.shares[:0], sc.convs[:0], sc.deleted[:0]
+		scratchPool.Put(sc)
 	}()
-	for _, d := range p.Deliveries {
+	for i, d := range p.Deliveries {
 		pairs += int64(len(d.Subscriptions))
 		bytes += int64(len(d.Event.Body))
 		if accepted.IsZero() || d.Event.Accepted.Before(accepted) {
 			accepted = d.Event.Accepted // the earliest, should they differ
 		}
+		from := len(sc.convs)
 		for _, sub := range d.Subscriptions {
-			shares = tally(shares, sub, int64(len(d.Event.Body)))
+			body, fresh := e.bodyFor(sc, from, p.Topic, i, d.Event.Body, sub)
+			if fresh {
+				copies += int64(len(body))
+			}
+			sc.shares = tally(sc.shares, sub, int64(len(body)))
 		}
 	}
 	if pairs == 0 {
 		return nil
 	}
-	bytes = max(bytes, p.Size)
-	if err := e.neverFits(pairs, bytes, shares); err != nil {
+	bytes = max(bytes, p.Size) + copies
+	if err := e.neverFits(pairs, bytes, sc.shares); err != nil {
 		e.metrics.Rejected(int(pairs))
 		return err
 	}
+	if err := e.enqueue(p, sc, pairs, bytes, accepted); err != nil {
+		e.metrics.Rejected(int(pairs))
+		return err
+	}
+	for _, sub := range sc.deleted {
+		e.metrics.Dropped(sub, DropDeleted, 1)
+	}
+	return nil
+}
+
+// enqueue reserves the request's budget and queues its deliveries. It
+// collects in sc.deleted the subscriptions deleted since the request was
+// matched, one entry per delivery, for the caller to count without the lock.
+func (e *Engine) enqueue(p eventgrid.Publication, sc *scratch, pairs, bytes int64, accepted time.Time) error {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
 		return eventgrid.Errorf(eventgrid.EUnavailable, "The broker is shutting down.")
 	}
+	shares := sc.shares
 	for i := range shares {
 		shares[i].q = e.queues[shares[i].sub.UID] // nil: deleted since the request was matched
 	}
 	if err := e.reserve(pairs, bytes, shares); err != nil {
-		e.metrics.Rejected(int(pairs))
 		return err
 	}
 	s := &shared{size: bytes, accepted: accepted}
 	s.refs.Store(pairs)
-	for _, d := range p.Deliveries {
+	from := 0
+	for i, d := range p.Deliveries {
+		for from < len(sc.convs) && sc.convs[from].ev < i {
+			from++
+		}
 		for _, sub := range d.Subscriptions {
 			q := e.queues[sub.UID]
-			body := d.Event.Body
-			if q != nil && e.opts.Transform != nil {
-				body = e.opts.Transform(p.Topic, sub, body)
-			}
-			if q == nil || !q.push(item{body: body, s: s}, len(d.Event.Body)) {
-				e.metrics.Dropped(sub, DropDeleted, 1)
+			body, _ := e.bodyFor(sc, from, p.Topic, i, d.Event.Body, sub)
+			if q == nil || !q.push(item{body: body, s: s}) {
+				sc.deleted = append(sc.deleted, sub)
 				e.release(s)
 				if q != nil {
-					q.unreserve(1, int64(len(d.Event.Body)))
+					q.unreserve(1, int64(len(body)))
 				}
 			}
 		}
@@ -98,6 +137,29 @@ func (e *Engine) Publish(_ context.Context, p eventgrid.Publication) error {
 		}
 	}
 	return nil
+}
+
+// bodyFor returns the body sub receives for the event at index ev of a
+// request, converting it once per delivery schema; sc.convs[from:] starts
+// with the event's conversions so far. fresh reports a converted copy made
+// by this call.
+func (e *Engine) bodyFor(sc *scratch, from int, topic eventgrid.Topic, ev int, body []byte, sub *eventgrid.EventSubscription) (out []byte, fresh bool) {
+	if e.opts.Transform == nil {
+		return body, false
+	}
+	for i := from; i < len(sc.convs) && sc.convs[i].ev == ev; i++ {
+		if c := &sc.convs[i]; c.schema == sub.EventDeliverySchema {
+			return c.body, false
+		}
+	}
+	out = e.opts.Transform(topic, sub, body)
+	sc.convs = append(sc.convs, conv{ev: ev, schema: sub.EventDeliverySchema, body: out})
+	return out, !sameBytes(out, body)
+}
+
+// sameBytes reports whether a and b are the same memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // tally adds one delivery of n bytes to sub's share of a request.
@@ -216,5 +278,3 @@ func (q *queue) releaseItem(it *item) {
 	q.unreserve(1, int64(len(it.body)))
 	q.e.release(it.s)
 }
-
-// push adds a freshly published event, reserved as reserved bytes, without

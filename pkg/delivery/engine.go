@@ -14,10 +14,11 @@ import (
 // Engine delivers published events to their subscriptions. Create it with
 // New; it implements eventgrid.Publisher and eventgrid.SubscriptionObserver.
 //
-// A fixed pool of MaxConcurrent workers takes turns over the subscriptions
-// that have events ready: each turn sends one batch of one subscription, and
-// a subscription with more to send goes to the back of the line, so every
-// subscription with ready events gets its turn.
+// A pool of MaxConcurrent workers takes turns over the subscriptions that
+// have events ready: each turn sends one batch of one subscription, and a
+// subscription with more to send goes to the back of the line, so every
+// subscription with ready events gets its turn. How hung endpoints are kept
+// from holding the pool is told in the package documentation (doc.go).
 //
 // Lock order: Engine.mu -> queue.mu -> Engine.sched. The budget counters
 // are atomics. Nothing logs, sends or calls out while holding a lock: the
@@ -48,13 +49,23 @@ type Engine struct {
 	// innermost lock.
 	sched    sync.Mutex
 	wake     *sync.Cond
-	runq     fifo[*queue] // subscriptions whose last attempt succeeded
-	slowq    fifo[*queue] // subscriptions whose last attempt failed
-	slowBusy int          // workers serving slowq subscriptions
+	runq     fifo[*queue] // proven subscriptions with nothing suspect
+	slowq    fifo[*queue] // unproven, failing or suspect subscriptions
+	slowBusy int          // pool workers whose request counts against slowMax
 	slowMax  int
 	turn     bool       // alternates between runq and slowq when both wait
-	discards []*discard // deleted queues' events, for a worker to release
+	discards []*discard // deleted queues' events, for a worker to report
 	stopping bool
+	// slots are the pool's workers, one per slot; a worker whose request
+	// turned suspect leaves its slot to a new worker and is parked: it
+	// waits for its answer outside the pool, at most parkMax at a time.
+	slots   []*worker
+	parked  int
+	parkMax int
+	// watch is the timer of the watchdog that finds suspect requests;
+	// watchOn says it is armed, as it is while requests are in flight.
+	watch   Timer
+	watchOn atomic.Bool
 }
 
 var (
@@ -81,12 +92,15 @@ func New(opts Options, sender Sender, metrics Metrics, logger zerolog.Logger) *E
 		queues:      map[uint64]*queue{},
 		epoch:       opts.Clock.Now(),
 		slowMax:     max(1, opts.MaxConcurrent/2),
+		parkMax:     opts.MaxParked,
+		slots:       make([]*worker, opts.MaxConcurrent),
 	}
 	e.wake = sync.NewCond(&e.sched)
-	e.wg.Add(opts.MaxConcurrent)
-	for range opts.MaxConcurrent {
-		go e.work()
+	e.sched.Lock()
+	for i := range e.slots {
+		e.startWorkerLocked(i)
 	}
+	e.sched.Unlock()
 	return e
 }
 

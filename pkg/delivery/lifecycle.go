@@ -22,8 +22,8 @@ func (e *Engine) SubscriptionPut(sub *eventgrid.EventSubscription) {
 }
 
 // SubscriptionDeleted implements eventgrid.SubscriptionObserver: it detaches
-// the subscription's queue; a worker releases its events and logs how many
-// were discarded, outside the caller's locks.
+// the subscription's queue, whose events, queued or in flight, leave the
+// budget at once; a worker counts and logs them, outside the caller's locks.
 func (e *Engine) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 	e.mu.Lock()
 	q, ok := e.queues[sub.UID]
@@ -36,7 +36,7 @@ func (e *Engine) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 		e.sched.Lock()
 		if e.stopping {
 			e.sched.Unlock()
-			d.run(e) // Close is waiting for the workers; nothing else will
+			d.report(e) // Close is waiting for the workers; nothing else will
 			return
 		}
 		e.discards = append(e.discards, d)
@@ -67,6 +67,9 @@ func (e *Engine) Close(timeout time.Duration) int {
 	}
 	e.sched.Lock()
 	e.stopping = true
+	if e.watch != nil {
+		e.watch.Stop()
+	}
 	pending := e.discards
 	e.discards = nil
 	e.wake.Broadcast()
@@ -86,11 +89,11 @@ func (e *Engine) Close(timeout time.Duration) int {
 	e.cancelSends()
 	n := 0
 	for _, d := range pending {
-		d.run(e)
+		d.report(e)
 	}
 	for _, q := range queues {
 		if d := q.detach(DropShutdown); d != nil {
-			n += d.run(e)
+			n += d.report(e)
 		}
 	}
 	e.log.Info().Int("discarded", n).Msg("delivery stopped; queued events are not persisted by design")
@@ -125,19 +128,19 @@ func (q *queue) stopTimersLocked() {
 	q.timerAt = 0
 }
 
-// discard is a detached queue's content, released by whoever runs it.
+// discard is what a detached queue leaves to report: how many events it
+// discarded and the log lines it had suppressed.
 type discard struct {
-	q          *queue
 	sub        *eventgrid.EventSubscription
 	reason     DropReason
-	lists      [4]deque
-	timed      heap
+	n          int
 	suppressed [numLogKinds]int
 }
 
-// detach empties the queue for good and returns its events for release
-// outside the lock, or nil if it was already detached. Batches in flight
-// finish, and are then dropped too.
+// detach empties the queue for good, returning its events to the budget at
+// once, those in flight included (their batches finish without counting
+// them again), and returns what is left to report, or nil if the queue was
+// already detached. It only does arithmetic under the lock; report logs.
 func (q *queue) detach(reason DropReason) *discard {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -146,41 +149,43 @@ func (q *queue) detach(reason DropReason) *discard {
 	}
 	q.closed = true
 	q.stopTimersLocked()
-	d := &discard{q: q, sub: q.sub, reason: reason}
-	d.lists[0], q.ready = q.ready, deque{}
-	d.lists[1], q.backoff[0] = q.backoff[0], deque{}
-	d.lists[2], q.backoff[1] = q.backoff[1], deque{}
-	d.timed, q.timed = q.timed, heap{}
+	d := &discard{sub: q.sub, reason: reason}
+	release := func(it item) {
+		d.n++
+		q.releaseItem(&it)
+	}
+	q.ready.clear(release)
+	q.backoff[0].clear(release)
+	q.backoff[1].clear(release)
+	for q.timed.len() > 0 {
+		release(q.timed.pop())
+	}
+	for _, b := range q.flying {
+		for i := range b.items {
+			d.n++
+			q.releaseItem(&b.items[i])
+		}
+		b.released = true
+	}
 	for k := range q.logs {
 		d.suppressed[k] = q.logs[k].take()
 	}
 	return d
 }
 
-// run releases the events, counts them and logs what needs saying. It
+// report counts the discarded events and logs what needs saying. It
 // returns how many events were discarded.
-func (d *discard) run(e *Engine) int {
-	n := 0
-	release := func(it item) {
-		n++
-		d.q.releaseItem(&it)
-	}
-	for i := range d.lists {
-		d.lists[i].clear(release)
-	}
-	for d.timed.len() > 0 {
-		release(d.timed.pop())
-	}
-	if n > 0 {
-		e.metrics.Dropped(d.sub, d.reason, n)
+func (d *discard) report(e *Engine) int {
+	if d.n > 0 {
+		e.metrics.Dropped(d.sub, d.reason, d.n)
 	}
 	for k, s := range d.suppressed {
 		if s > 0 {
 			logSuppressed(e, d.sub, logKind(k), s)
 		}
 	}
-	if n > 0 && d.reason == DropDeleted {
-		e.log.Warn().Str("topic", d.sub.Topic).Str("subscription", d.sub.Name).Int("events", n).Msg("event subscription deleted; its queued events were discarded")
+	if d.n > 0 && d.reason == DropDeleted {
+		e.log.Warn().Str("topic", d.sub.Topic).Str("subscription", d.sub.Name).Int("events", d.n).Msg("event subscription deleted; its queued events were discarded")
 	}
-	return n
+	return d.n
 }

@@ -22,7 +22,7 @@ type Options struct {
 	// probation lengths; tests shorten them with it.
 	ExponentialScale float64
 	// ProbationAfterFailures is the number of consecutive failed attempts
-	// that put a CloudExponential subscription on probation (B4).
+	// that put a CloudExponential subscription on probation.
 	ProbationAfterFailures int
 	// DefaultMaxEventsPerBatch and DefaultMaxBatchBytes fill in the cap a
 	// batching subscription leaves unset.
@@ -33,14 +33,23 @@ type Options struct {
 	Backoff [2]time.Duration
 	// DeliverTimeout bounds one delivery request.
 	DeliverTimeout time.Duration
-	// MaxConcurrent is the number of delivery workers, and so the bound on
-	// requests in flight. MaxPerSubscription bounds one subscription's
-	// requests in flight; a subscription starts at one and doubles its
-	// allowance with each success, halving it on each failure, so that
-	// endpoints that hang or fail hold one worker each. Subscriptions whose
-	// last attempt failed share at most half of the workers.
+	// MaxConcurrent is the number of delivery workers. MaxPerSubscription
+	// bounds one subscription's requests in flight; a subscription starts
+	// at one and doubles its allowance with each success, halving it on
+	// each failure. Unproven subscriptions (no success yet), failing ones
+	// and suspect ones share at most half of the workers.
 	MaxConcurrent      int
 	MaxPerSubscription int
+	// SuspectAfter is the longest a request may be in flight before it is
+	// suspect; a subscription's request is suspect sooner, after four times
+	// its usual answer time, but not before SuspectAfter/5 (nor, while the
+	// subscription has no usual answer time, later). A suspect request's
+	// worker leaves the pool to wait for the answer, and a new worker takes
+	// its place; MaxParked bounds the requests waiting so, and so the
+	// goroutines beyond the pool. Zero means the defaults: 1 s and twice
+	// MaxConcurrent.
+	SuspectAfter time.Duration
+	MaxParked    int
 	// MaxQueuedEvents bounds the queued (event, subscription) pairs and
 	// MaxQueuedBytes the bytes of the distinct events they hold, over the
 	// whole broker. MaxQueuedEventsPerSubscription and
@@ -75,7 +84,11 @@ type Options struct {
 	DeadLetterer DeadLetterer
 	// Transform, if not nil, returns the body a subscription receives for
 	// an event of topic, when it differs from the published one (schema
-	// conversion). It is called at publish time.
+	// conversion). It is called at publish time, once per event and
+	// delivery schema: its result may depend only on the topic, the
+	// subscription's EventDeliverySchema and the body, and subscriptions
+	// of one schema share the copy. It returns body itself when nothing
+	// changes.
 	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
 	// Jitter returns a number in [-1, 1] that randomises CloudExponential
 	// delays; nil means uniformly random.
@@ -96,6 +109,7 @@ func DefaultOptions() Options {
 		DeliverTimeout:                 60 * time.Second,
 		MaxConcurrent:                  100,
 		MaxPerSubscription:             16,
+		SuspectAfter:                   time.Second,
 		MaxQueuedEvents:                100000,
 		MaxQueuedBytes:                 256 << 20,
 		MaxQueuedEventsPerSubscription: 25000,
@@ -121,6 +135,10 @@ func (o *Options) setDefaults() {
 	set(&o.MaxPerSubscription, d.MaxPerSubscription)
 	set(&o.MaxQueuedEvents, d.MaxQueuedEvents)
 	set(&o.ProbationAfterFailures, d.ProbationAfterFailures)
+	set(&o.MaxParked, 2*o.MaxConcurrent)
+	if o.SuspectAfter <= 0 {
+		o.SuspectAfter = d.SuspectAfter
+	}
 	if o.MaxQueuedEventsPerSubscription <= 0 {
 		o.MaxQueuedEventsPerSubscription = min(d.MaxQueuedEventsPerSubscription, o.MaxQueuedEvents)
 	}

@@ -17,7 +17,7 @@ type item struct {
 	s        *shared // the request the event came in
 	due      int64   // when a waiting item is due, in ns since Engine.epoch
 	attempts int32   // attempts made so far, including one in flight
-	lastAt   uint32  // when the last attempt ended, in ms after acceptance
+	lastAt   int64   // when the last attempt ended, in ns since Engine.epoch
 	status   uint16  // the last attempt's HTTP status, 0 if none
 	outcome  Outcome // the last attempt's outcome
 }
@@ -42,11 +42,23 @@ type queue struct {
 	timed   heap
 	// inflight requests; limit is how many may be: it starts at one, doubles
 	// with each success up to MaxPerSubscription, and halves with each
-	// failure.
+	// failure. flying are the batches in flight.
 	inflight int
 	limit    int
+	flying   []*taken
+	// proven is set by the first success: until then the subscription is
+	// unproven and waits in the slow line.
+	proven bool
+	// suspects counts the requests in flight that the watchdog found
+	// suspect; while there are any, the subscription waits in the slow line
+	// and sends one request at a time. usual is its usual answer time, in
+	// ns (0 before the first answer). Both are atomics: the watchdog reads
+	// them under Engine.sched, which may not take the queue's lock.
+	suspects atomic.Int32
+	usual    atomic.Int64
 	// failures counts consecutive failed attempts; probation, when after
-	// now, is when B4's probation ends.
+	// now, is when the subscription's probation ends (CloudExponential: new
+	// events wait for it instead of being tried at once).
 	failures  int
 	probation int64
 	timer     Timer
@@ -95,23 +107,42 @@ func (q *queue) setSubLocked(sub *eventgrid.EventSubscription) {
 			q.pol.Schedule = p.Schedule
 		}
 	}
+	if q.pol.Schedule != eventgrid.CloudExponential && q.probation != 0 {
+		q.endProbationLocked()
+	}
 }
 
-// are all queued, so that a batch can carry the whole request. It returns
-// false if the queue was discarded.
-func (q *queue) push(it item, reserved int) bool {
+// endProbationLocked ends a probation that the subscription's schedule no
+// longer has: the events that only waited for it are ready at once.
+func (q *queue) endProbationLocked() {
+	q.probation = 0
+	var keep heap
+	for q.timed.len() > 0 {
+		it := q.timed.pop()
+		if it.attempts == 0 && it.outcome == OutcomeProbation {
+			it.due, it.outcome = 0, OutcomeNone
+			q.ready.push(it)
+			continue
+		}
+		keep.push(it)
+	}
+	q.timed = keep
+}
+
+// push adds a freshly published event, whose budget Publish reserved,
+// without putting the queue in line: Publish calls kick once the request's
+// events are all queued, so that a batch can carry the whole request. It
+// returns false if the queue was discarded.
+func (q *queue) push(it item) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return false
 	}
-	if d := len(it.body) - reserved; d != 0 {
-		q.bytes.Add(int64(d)) // a converted body
-	}
 	if q.probation != 0 {
 		if now := q.e.nanos(q.e.clock.Now()); q.onProbationLocked(now) {
-			// B4: new events skip the immediate attempt while the endpoint
-			// is on probation, and wait for its end. Never attempted, they
+			// New events skip the immediate attempt while the endpoint is
+			// on probation, and wait for its end. Never attempted, they
 			// would be dead-lettered with the outcome Probation.
 			it.due, it.outcome = q.probation, OutcomeProbation
 			q.timed.push(it)
@@ -133,15 +164,22 @@ func (q *queue) kick() {
 func (q *queue) onProbationLocked(now int64) bool { return q.probation > now }
 
 // scheduleLocked puts the queue in line for a worker when it has a batch it
-// may send now.
+// may send now: in the slow line when it is unproven, failing or suspect.
 func (q *queue) scheduleLocked() {
-	if q.closed || q.stopped || q.ready.len() == 0 || q.inflight >= q.limit {
+	if q.closed || q.stopped || q.ready.len() == 0 || q.inflight >= q.limitLocked() {
 		return
 	}
-	q.e.schedule(q, q.failures > 0)
+	q.e.schedule(q, !q.proven || q.failures > 0 || q.suspects.Load() > 0)
 }
 
-// taken is a batch with the queue items it came from, and what taking and
+// limitLocked returns how many requests may be in flight: one while a
+// request is suspect, the concurrency limit otherwise.
+func (q *queue) limitLocked() int {
+	if q.suspects.Load() > 0 {
+		return 1
+	}
+	return q.limit
+}
 
 // armLocked sets the timer for the earliest due waiting item.
 func (q *queue) armLocked(now int64) {

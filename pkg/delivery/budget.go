@@ -87,7 +87,9 @@ func (e *Engine) Publish(_ context.Context, p eventgrid.Publication) error {
 		return err
 	}
 	if err := e.enqueue(p, sc, pairs, bytes, accepted); err != nil {
-		e.metrics.Rejected(int(pairs))
+		if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
+			e.metrics.Rejected(int(pairs))
+		}
 		return err
 	}
 	for _, sub := range sc.deleted {

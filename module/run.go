@@ -59,10 +59,14 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	}()
 
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	// As many connections per host as the engine has requests in flight,
+	// parked ones included: a host with hung paths must leave room for its
+	// healthy ones.
+	maxConns := deliveryOptions(cfg).MaxRequests()
 	hooks := webhook.New(webhook.Options{
 		TLSConfig:       certs.OutboundConfig(sec.outbound),
 		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
-		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
+		MaxConnsPerHost: maxConns,
 		UserAgent:       "edgegrid/" + version,
 		Interop:         interopOptions(cfg),
 	})
@@ -76,7 +80,7 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	bus := servicebus.New(servicebus.Options{
 		TLSConfig:       certs.OutboundConfig(sec.outbound),
 		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
-		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
+		MaxConnsPerHost: maxConns,
 		UserAgent:       "edgegrid/" + version,
 	})
 	edge, err := newEdgeHub(cfg, log)

@@ -121,6 +121,15 @@ func DefaultOptions() Options {
 	}
 }
 
+// MaxRequests returns the most requests the engine has in flight at once:
+// the pool's and the parked ones, defaults applied. An HTTP client's bound
+// on connections per host should be no lower, or requests to a host whose
+// requests hang would wait for a connection behind them.
+func (o Options) MaxRequests() int {
+	o.setDefaults()
+	return o.MaxConcurrent + o.MaxParked
+}
+
 func (o *Options) setDefaults() {
 	d := DefaultOptions()
 	set := func(v *int, def int) {

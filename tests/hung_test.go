@@ -286,6 +286,9 @@ func rssKB(t *testing.T, pid int, field string) int64 {
 // the broker refuses: its resident memory grows by less than four times
 // broker__maxQueuedBytes, converted copies included.
 func TestBudget_ConvertedCopiesMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector multiplies the broker's memory; this test measures it")
+	}
 	const maxBytes = 8 << 20
 	b := startBroker(t, fastEnv("broker__stopTimeoutInSeconds", "1", "broker__maxQueuedBytes", strconv.Itoa(maxBytes)))
 	createTopic(t, b.URL, "m", "EventGridSchema")

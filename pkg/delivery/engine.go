@@ -37,6 +37,15 @@ type Engine struct {
 	queuedEvents atomic.Int64
 	queuedBytes  atomic.Int64
 	inFlight     atomic.Int64
+
+	// watch is the timer of the watchdog that finds suspect requests:
+	// watchOn says it is armed, as it is while requests are in flight, and
+	// watchOff that the engine stopped it for good. watchMu guards them
+	// and is taken with no other lock held.
+	watchMu  sync.Mutex
+	watch    Timer
+	watchOn  atomic.Bool
+	watchOff bool
 	// epoch is the origin of the int64 nanosecond due times queue items
 	// keep: they cannot wrap in any uptime.
 	epoch time.Time
@@ -62,10 +71,6 @@ type Engine struct {
 	slots   []*worker
 	parked  int
 	parkMax int
-	// watch is the timer of the watchdog that finds suspect requests;
-	// watchOn says it is armed, as it is while requests are in flight.
-	watch   Timer
-	watchOn atomic.Bool
 }
 
 var (

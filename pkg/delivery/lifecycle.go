@@ -65,11 +65,9 @@ func (e *Engine) Close(timeout time.Duration) int {
 	for _, q := range queues {
 		q.stop() // no more timers, no more scheduling
 	}
+	e.stopWatch()
 	e.sched.Lock()
 	e.stopping = true
-	if e.watch != nil {
-		e.watch.Stop()
-	}
 	pending := e.discards
 	e.discards = nil
 	e.wake.Broadcast()

@@ -162,9 +162,9 @@ func (e *Engine) watching() {
 	if e.watchOn.Load() {
 		return
 	}
-	e.sched.Lock()
-	defer e.sched.Unlock()
-	if e.watchOn.Load() || e.stopping {
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	if e.watchOn.Load() || e.watchOff {
 		return
 	}
 	e.watchOn.Store(true)
@@ -179,8 +179,8 @@ func (e *Engine) watching() {
 // unwatch stops the watchdog once no request is in flight: the caller has
 // just seen Engine.inFlight fall to zero.
 func (e *Engine) unwatch() {
-	e.sched.Lock()
-	defer e.sched.Unlock()
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
 	// Cleared first: a request that starts meanwhile either sees it cleared
 	// and re-arms, or counted itself before the check below.
 	e.watchOn.Store(false)
@@ -188,6 +188,17 @@ func (e *Engine) unwatch() {
 		e.watchOn.Store(true)
 		return
 	}
+	if e.watch != nil {
+		e.watch.Stop()
+	}
+}
+
+// stopWatch stops the watchdog for good: the engine is stopping.
+func (e *Engine) stopWatch() {
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	e.watchOff = true
+	e.watchOn.Store(false)
 	if e.watch != nil {
 		e.watch.Stop()
 	}
@@ -201,10 +212,22 @@ func (e *Engine) unwatch() {
 // At most parkMax requests are parked; beyond that a suspect request keeps
 // its worker and counts against the slow line's share of the pool.
 func (e *Engine) onWatch() {
-	now := e.nanos(e.clock.Now())
+	if !e.watchOn.Load() {
+		return
+	}
+	e.scan(e.nanos(e.clock.Now()))
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	if e.watchOn.Load() {
+		e.watch.Reset(e.opts.SuspectAfter / 10)
+	}
+}
+
+// scan parks or counts the requests of the pool that turned suspect by now.
+func (e *Engine) scan(now int64) {
 	e.sched.Lock()
 	defer e.sched.Unlock()
-	if e.stopping || !e.watchOn.Load() {
+	if e.stopping {
 		return
 	}
 	for i, w := range e.slots {
@@ -229,7 +252,6 @@ func (e *Engine) onWatch() {
 			e.slowBusy++
 		}
 	}
-	e.watch.Reset(e.opts.SuspectAfter / 10)
 }
 
 // fifo is a first-in first-out list that reuses its memory.

@@ -51,15 +51,16 @@ func (q *queue) serve(w *worker) {
 			e.metrics.FirstAttempt(b.Subscription, now.Sub(it.s.accepted))
 		}
 	}
-	e.inFlight.Add(1)
 	w.start.Store(e.nanos(now))
 	w.state.Store(flying)
-	e.watching()
+	e.inFlight.Add(1)
+	e.watching() // after counting the request: see unwatch
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(e.sendCtx, e.opts.DeliverTimeout)
 	err := e.sender.Send(ctx, &b.Batch)
 	cancel()
 	took := time.Since(start)
+	end := e.clock.Now()
 	if w.state.Swap(idle) == suspect {
 		q.suspects.Add(-1)
 	}
@@ -69,7 +70,7 @@ func (q *queue) serve(w *worker) {
 	e.metrics.Attempt(b.Subscription, len(b.items), took, err)
 	res := Classify(err)
 	if err == nil || res.StatusCode != 0 {
-		q.noteAnswer(int64(took))
+		q.noteAnswer(e.nanos(end) - w.start.Load())
 	}
 
 	q.mu.Lock()
@@ -82,7 +83,7 @@ func (q *queue) serve(w *worker) {
 			break
 		}
 	}
-	q.completeLocked(b, err, res, e.clock.Now())
+	q.completeLocked(b, err, res, end)
 	q.scheduleLocked()
 	q.mu.Unlock()
 	b.flush(e)

@@ -329,3 +329,84 @@ func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
 		t.Errorf("a dead-lettered event logged as dropped")
 	}
 }
+
+// TestEngine_SuspectAfterUsualAnswerTime: a subscription that usually
+// answers in 600 ms is suspect after four times that, capped at
+// SuspectAfter (1 s), not after the 200 ms bound of quick ones.
+func TestEngine_SuspectAfterUsualAnswerTime(t *testing.T) {
+	clock := newFakeClock()
+	o := fastOptions()
+	o.Clock = clock
+	o.MaxConcurrent, o.MaxParked = 1, 4
+	o.DeliverTimeout = time.Hour
+	gate := make(chan error)
+	var mu sync.Mutex
+	delivered := map[string]int{}
+	s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+		if b.Subscription.Name == "slow" {
+			select {
+			case err := <-gate:
+				return err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		mu.Lock()
+		delivered[b.Subscription.Name]++
+		mu.Unlock()
+		return nil
+	}}
+	e := mustEngine(t, o, s, nil)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	go func() { // answer the slow requests left at the end
+		<-done
+		for {
+			select {
+			case gate <- nil:
+			case <-time.After(100 * time.Millisecond):
+				return
+			}
+		}
+	}()
+	healthyN := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return delivered["healthy"]
+	}
+	slow, healthy := newSub(e, "slow"), newSub(e, "healthy")
+	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g0", 50))
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if healthyN() != 1 {
+			return fmt.Errorf("healthy not proven yet")
+		}
+		return nil
+	})
+	// The first answer takes 600 ms.
+	mustPublish(t, e, []*eventgrid.EventSubscription{slow}, newEvent("s1", 50))
+	waitInFlight(t, e, 1)
+	for range 6 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	gate <- nil
+	waitInFlight(t, e, 0)
+
+	mustPublish(t, e, []*eventgrid.EventSubscription{slow}, newEvent("s2", 50))
+	waitInFlight(t, e, 1)
+	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g1", 50))
+	for range 9 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	if n := healthyN(); n != 1 {
+		t.Fatalf("the slow request was suspect after 900 ms; its usual answer takes 600 ms")
+	}
+	for range 2 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := healthyN(); n != 2 {
+			return fmt.Errorf("healthy got %d of 2 events; the slow request should be suspect after 1 s", n)
+		}
+		return nil
+	})
+}

@@ -232,9 +232,9 @@ func TestIsolation_WarmSubscriptionsThatHang(t *testing.T) {
 	})
 }
 
-// TestBudget_DeleteReleasesAtOnce: deleting a subscription whose events are
-// all in a hung request returns them to the budget at once: a publish to
-// another topic is accepted right after the delete.
+// TestBudget_DeleteReleasesAtOnce: deleting a subscription, or its topic,
+// whose events are all in a hung request returns them to the budget at
+// once: a publish to another topic is accepted right after the delete.
 func TestBudget_DeleteReleasesAtOnce(t *testing.T) {
 	b := startBroker(t, fastEnv("broker__stopTimeoutInSeconds", "1", "broker__maxQueuedEvents", "50"))
 	hole := newHungListener(t)
@@ -259,6 +259,22 @@ func TestBudget_DeleteReleasesAtOnce(t *testing.T) {
 		t.Fatalf("publish right after the delete: %d %s, want 200", code, body)
 	}
 	live.waitAccepted(t, 1, 10*time.Second)
+
+	// Deleting the topic does the same for its subscriptions.
+	hole2 := newHungListener(t)
+	createSubscription(t, b.URL, "hung", "s2", map[string]any{"destination": webhookDest(hole2.URL, "maxEventsPerBatch", 50)})
+	publish(t, b.URL, "hung", egEvents("k", 50))
+	eventually(t, 10*time.Second, func() error {
+		if hole2.accepted.Load() == 0 {
+			return fmt.Errorf("the second hung request is not in flight yet")
+		}
+		return nil
+	})
+	mustDo(t, http.MethodDelete, b.URL+"/topics/hung?"+apiVersion, "", nil, http.StatusOK)
+	if code, _, body := do(t, nil, http.MethodPost, b.URL+"/topics/other/events?"+apiVersion, "application/json", egEvents("p", 1)); code != http.StatusOK {
+		t.Fatalf("publish right after the topic's delete: %d %s, want 200", code, body)
+	}
+	live.waitAccepted(t, 2, 10*time.Second)
 }
 
 // rssKB reads a field of /proc/<pid>/status, in kB.

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -51,18 +52,28 @@ func (q *queue) serve(w *worker) {
 			e.metrics.FirstAttempt(b.Subscription, now.Sub(it.s.accepted))
 		}
 	}
+	ctx, cancel := context.WithTimeout(e.sendCtx, e.opts.DeliverTimeout)
+	// The watchdog reads cancel after seeing the state flying, and before
+	// this worker can start another request (see worker).
+	w.cancel = cancel
 	w.start.Store(e.nanos(now))
 	w.state.Store(flying)
 	e.inFlight.Add(1)
 	e.watching() // after counting the request: see unwatch
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(e.sendCtx, e.opts.DeliverTimeout)
 	err := e.sender.Send(ctx, &b.Batch)
 	cancel()
 	took := time.Since(start)
 	end := e.clock.Now()
-	if w.state.Swap(idle) == suspect {
+	switch w.state.Swap(idle) {
+	case suspect:
 		q.suspects.Add(-1)
+	case aborted:
+		q.suspects.Add(-1)
+		if err != nil {
+			err = fmt.Errorf("no answer in %v, cancelled to free its worker (the parked requests are at their limit): %w",
+				time.Duration(e.nanos(end)-w.start.Load()), context.DeadlineExceeded)
+		}
 	}
 	if e.inFlight.Add(-1) == 0 {
 		e.unwatch()

@@ -48,14 +48,15 @@
 // worker and stays with its request until the answer or the timeout, then
 // exits. At most MaxParked requests (twice MaxConcurrent by default) are
 // parked; beyond that a suspect request keeps its worker and counts against
-// the slow line's half. So the goroutines of the engine number at most
-// MaxConcurrent + MaxParked, and however many endpoints hang, new or
-// formerly healthy, proven subscriptions keep at least half of the pool;
-// a request that was proven healthy and then hangs holds its worker for
-// SuspectAfter/5 to SuspectAfter only. Unproven subscriptions take their
-// turns in the slow line behind the others: beside hundreds of new
-// endpoints that hang, a new subscription's first delivery may wait until
-// parking has made room.
+// the slow line's half, and when that half is full too, the request is
+// cancelled and fails as timed out, to be retried by its policy. So the
+// goroutines of the engine number at most MaxConcurrent + MaxParked, and
+// however many endpoints hang, new or formerly healthy, proven
+// subscriptions keep at least half of the pool: a request that was proven
+// healthy and then hangs holds its worker for SuspectAfter/5 to SuspectAfter
+// only. Unproven subscriptions take their turns in the slow line behind the
+// others: beside hundreds of new endpoints that hang, a new subscription's
+// first delivery may wait until parking has made room.
 //
 // Lock order: Engine.mu -> queue.mu -> Engine.sched. Under a lock the engine
 // only does arithmetic: log lines, metrics and dead letters are collected

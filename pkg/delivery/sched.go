@@ -16,10 +16,14 @@ type worker struct {
 	slow   bool
 	parked bool
 	// start is when the request began, in ns since Engine.epoch, and state
-	// one of idle, flying and suspect: the worker sets them without a lock
-	// and the watchdog turns flying into suspect.
-	start atomic.Int64
-	state atomic.Int32
+	// one of idle, flying, suspect and aborted: the worker sets them without
+	// a lock and the watchdog turns flying into suspect, and suspect into
+	// aborted. cancel cancels the request: the worker sets it before the
+	// state flying, and the watchdog calls it under Engine.sched, which the
+	// worker takes (in next) before it starts another request.
+	start  atomic.Int64
+	state  atomic.Int32
+	cancel func()
 }
 
 // The states of a worker's request.
@@ -27,6 +31,7 @@ const (
 	idle int32 = iota
 	flying
 	suspect
+	aborted
 )
 
 // startWorkerLocked starts a worker in slot. Called with Engine.sched held.
@@ -210,7 +215,10 @@ func (e *Engine) stopWatch() {
 // time) and the request is parked: its worker leaves the pool and a new one
 // takes its slot, so that the pool keeps serving the other subscriptions.
 // At most parkMax requests are parked; beyond that a suspect request keeps
-// its worker and counts against the slow line's share of the pool.
+// its worker and counts against the slow line's share of the pool, and when
+// that is full too, the request is cancelled as timed out: the fast line's
+// workers are never held by a suspect request for longer than a watchdog
+// round.
 func (e *Engine) onWatch() {
 	if !e.watchOn.Load() {
 		return
@@ -247,9 +255,15 @@ func (e *Engine) scan(now int64) {
 				e.slowBusy--
 			}
 			e.startWorkerLocked(i)
-		case !w.slow:
+		case w.slow:
+			// It holds its place in the slow line's share.
+		case e.slowBusy < e.slowMax:
 			w.slow = true
 			e.slowBusy++
+		case w.state.CompareAndSwap(suspect, aborted):
+			// Cancelling only closes the request's context: no I/O, no
+			// logging, so it may run under the lock.
+			w.cancel()
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -409,4 +410,42 @@ func TestEngine_SuspectAfterUsualAnswerTime(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestEngine_SuspectCancelledWhenNoRoom: with the parked requests and the
+// slow line's share both full, a proven subscription's request that turns
+// suspect is cancelled as timed out rather than hold a fast-line worker.
+func TestEngine_SuspectCancelledWhenNoRoom(t *testing.T) {
+	e, clock, s := suspectEngine(t, 2, 1) // the slow line's share is one worker
+	a, b, c, healthy := newSub(e, "a"), newSub(e, "b"), newSub(e, "c"), newSub(e, "healthy")
+	prove(t, e, s, a, b, c, healthy)
+	s.hang("a", "b", "c")
+	mustPublish(t, e, []*eventgrid.EventSubscription{a, b}, newEvent("x", 50))
+	waitInFlight(t, e, 2)
+	for range 3 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	// One parked, one in the slow share; a new worker in the freed slot.
+	mustPublish(t, e, []*eventgrid.EventSubscription{c}, newEvent("y", 50))
+	waitInFlight(t, e, 3)
+	for range 3 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		st, _ := e.QueueStats(c)
+		if st.InFlight != 0 || st.Backoff[0] != 1 || !strings.Contains(st.LastError, "cancelled to free its worker") {
+			return fmt.Errorf("c's suspect request not cancelled: %+v", st)
+		}
+		return nil
+	})
+	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g", 50))
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := s.deliveredTo("healthy"); n != 2 {
+			return fmt.Errorf("healthy got %d of 2 events", n)
+		}
+		return nil
+	})
+	if st := e.Stats(); st.InFlight != 2 {
+		t.Errorf("%d requests in flight, want a's parked one and b's in the slow share", st.InFlight)
+	}
 }

@@ -351,3 +351,62 @@ func TestConfig_ExponentialScaleBounded(t *testing.T) {
 		t.Errorf("start with broker__exponentialScale 1e9: exit %d\n%s", code, out)
 	}
 }
+
+// TestIsolation_HundredsOfWarmSubscriptionsHang: 300 subscriptions that
+// have delivered before all start hanging at once, more than the pool and
+// the parked requests together; a healthy subscription still gets its event
+// within 2 s.
+func TestIsolation_HundredsOfWarmSubscriptionsHang(t *testing.T) {
+	b := startBroker(t, fastEnv("broker__stopTimeoutInSeconds", "1"))
+	var hanging atomic.Bool
+	var held atomic.Int64
+	var answered atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hanging.Load() {
+			held.Add(1)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		answered.Add(1)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	createTopic(t, b.URL, "w", "EventGridSchema")
+	createTopic(t, b.URL, "ok", "EventGridSchema")
+	const n = 300
+	for i := range n {
+		createSubscription(t, b.URL, "w", fmt.Sprint("warm", i), map[string]any{"destination": webhookDest(fmt.Sprint(srv.URL, "/", i))})
+	}
+	healthy := newSink(t, nil)
+	createSubscription(t, b.URL, "ok", "healthy", map[string]any{"destination": webhookDest(healthy.URL)})
+	publish(t, b.URL, "ok", egEvents("warm", 1))
+	publish(t, b.URL, "w", egEvents("a", 1))
+	healthy.waitAccepted(t, 1, 10*time.Second)
+	eventually(t, 20*time.Second, func() error {
+		if got := answered.Load(); got < n {
+			return fmt.Errorf("warming up: %d of %d delivered", got, n)
+		}
+		return nil
+	})
+	hanging.Store(true)
+	start := time.Now()
+	publish(t, b.URL, "w", egEvents("x", 1))
+	eventually(t, 20*time.Second, func() error {
+		if got := held.Load(); got < n {
+			return fmt.Errorf("%d of %d hung requests made", got, n)
+		}
+		return nil
+	})
+	t.Logf("%d hung requests made %v after the publish", held.Load(), time.Since(start).Round(time.Millisecond))
+	sent := time.Now()
+	publish(t, b.URL, "ok", egEvents("g", 1))
+	took := firstAccepted(t, healthy, "g0", 60*time.Second).Sub(sent)
+	t.Logf("beside %d formerly healthy subscriptions hanging: healthy event in %v", n, took.Round(time.Millisecond))
+	if took > 2*time.Second {
+		t.Errorf("healthy delivery took %v, want under 2 s", took)
+	}
+}

@@ -216,9 +216,9 @@ func (e *Engine) stopWatch() {
 // takes its slot, so that the pool keeps serving the other subscriptions.
 // At most parkMax requests are parked; beyond that a suspect request keeps
 // its worker and counts against the slow line's share of the pool, and when
-// that is full too, the request is cancelled as timed out: the fast line's
-// workers are never held by a suspect request for longer than a watchdog
-// round.
+// that is full, or others wait in the slow line, the request is cancelled
+// as timed out: the fast line's workers are never held by a suspect request
+// for longer than a watchdog round, and the slow line keeps moving.
 func (e *Engine) onWatch() {
 	if !e.watchOn.Load() {
 		return
@@ -255,9 +255,10 @@ func (e *Engine) scan(now int64) {
 				e.slowBusy--
 			}
 			e.startWorkerLocked(i)
-		case w.slow:
-			// It holds its place in the slow line's share.
-		case e.slowBusy < e.slowMax:
+		case w.slow && e.slowq.len() == 0:
+			// It keeps its place in the slow line's share while no other
+			// subscription waits for one.
+		case !w.slow && e.slowBusy < e.slowMax:
 			w.slow = true
 			e.slowBusy++
 		case w.state.CompareAndSwap(suspect, aborted):

@@ -89,17 +89,21 @@ type senders struct {
 // outbound TLS settings.
 func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders, error) {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	// As many connections per host as the engine has requests in flight,
+	// parked ones included: a host with hung paths must leave room for its
+	// healthy ones.
+	maxConns := deliveryOptions(cfg).MaxRequests()
 	hooks := webhook.New(webhook.Options{
 		TLSConfig:       certs.OutboundConfig(sec.outbound),
 		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
-		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
+		MaxConnsPerHost: maxConns,
 		UserAgent:       "edgegrid/" + version,
 		Interop:         interopOptions(cfg),
 	})
 	bus := servicebus.New(servicebus.Options{
 		TLSConfig:       certs.OutboundConfig(sec.outbound),
 		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
-		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
+		MaxConnsPerHost: maxConns,
 		UserAgent:       "edgegrid/" + version,
 	})
 	edge, err := newEdgeHub(cfg, log)

@@ -13,6 +13,18 @@ import (
 // unbounded marks an integer range with no upper limit.
 const unbounded = math.MaxInt64
 
+// The upper bounds of keys whose large values would break the arithmetic
+// of durations: ten years, well inside the 292 years of time.Duration,
+// beyond which a value overflows into a negative duration (an immediate
+// timeout or retry, over and over).
+const (
+	maxSeconds = 10 * 365 * 24 * 60 * 60
+	maxMinutes = maxSeconds / 60
+	// maxExponentialScale keeps the longest CloudExponential delay (12 h)
+	// under 600 days.
+	maxExponentialScale = 1000
+)
+
 // intRange is the accepted range of one integer key.
 type intRange struct {
 	env      string // canonical environment name
@@ -33,34 +45,35 @@ func (r intRange) accepted() string {
 func (c Config) intRanges() []intRange {
 	r := func(env string, v, lo, hi int) intRange { return intRange{env, int64(v), int64(lo), int64(hi)} }
 	atLeast := func(env string, v, lo int) intRange { return intRange{env, int64(v), int64(lo), unbounded} }
+	seconds := func(env string, v, lo int) intRange { return r(env, v, lo, maxSeconds) }
 	return []intRange{
 		// DefaultMaxDeliveryAttempts may go up to 30, or to the subscription
 		// limit when that is raised above 30.
 		r("BROKER__DEFAULTMAXDELIVERYATTEMPTS", c.DefaultMaxDeliveryAttempts, 1, max(30, c.RetryMaxDeliveryAttempts)),
-		atLeast("BROKER__DEFAULTEVENTTIMETOLIVEINSECONDS", c.DefaultEventTTLSeconds, 1),
+		seconds("BROKER__DEFAULTEVENTTIMETOLIVEINSECONDS", c.DefaultEventTTLSeconds, 1),
 		atLeast("BROKER__DEFAULTMAXBATCHSIZEINBYTES", c.DefaultMaxBatchSizeInBytes, 1),
 		r("BROKER__DEFAULTMAXEVENTSPERBATCH", c.DefaultMaxEventsPerBatch, 1, max(1, c.MaxEventsPerBatchLimit)),
-		atLeast("BROKER__DELIVERTIMEOUTINSECONDS", c.DeliverTimeoutSeconds, 1),
+		seconds("BROKER__DELIVERTIMEOUTINSECONDS", c.DeliverTimeoutSeconds, 1),
 		atLeast("BROKER__MAXCONCURRENTDELIVERIES", c.MaxConcurrentDeliveries, 1),
 		atLeast("BROKER__MAXREADBATCHSIZE", c.MaxReadBatchSize, 1),
-		atLeast("BROKER__MAXSUBSCRIPTIONCACHESTALENESSINSECONDS", c.MaxSubscriptionCacheStalenessSeconds, 0),
-		atLeast("BROKER__STARTTIMEOUTINSECONDS", c.StartTimeoutSeconds, 1),
-		atLeast("BROKER__STOPTIMEOUTINSECONDS", c.StopTimeoutSeconds, 0),
+		seconds("BROKER__MAXSUBSCRIPTIONCACHESTALENESSINSECONDS", c.MaxSubscriptionCacheStalenessSeconds, 0),
+		seconds("BROKER__STARTTIMEOUTINSECONDS", c.StartTimeoutSeconds, 1),
+		seconds("BROKER__STOPTIMEOUTINSECONDS", c.StopTimeoutSeconds, 0),
 		atLeast("API__DELIVERYPOLICYLIMITS__MAXEVENTSPERBATCH", c.MaxEventsPerBatchLimit, 1),
 		atLeast("API__DELIVERYPOLICYLIMITS__MAXPREFERREDBATCHSIZEINKILOBYTES", c.MaxPreferredBatchSizeKBLimit, 1),
-		atLeast("API__RETRYPOLICYLIMITS__MINEXPIRATIONTIMEINMINUTES", c.RetryMinExpirationMinutes, 1),
-		atLeast("API__RETRYPOLICYLIMITS__MAXEXPIRATIONTIMEINMINUTES", c.RetryMaxExpirationMinutes, max(1, c.RetryMinExpirationMinutes)),
+		r("API__RETRYPOLICYLIMITS__MINEXPIRATIONTIMEINMINUTES", c.RetryMinExpirationMinutes, 1, maxMinutes),
+		r("API__RETRYPOLICYLIMITS__MAXEXPIRATIONTIMEINMINUTES", c.RetryMaxExpirationMinutes, max(1, c.RetryMinExpirationMinutes), maxMinutes),
 		atLeast("API__RETRYPOLICYLIMITS__MAXDELIVERYATTEMPTS", c.RetryMaxDeliveryAttempts, 1),
 		atLeast("API__MAXTOPICNAMELENGTH", c.MaxTopicNameLength, 1),
 		atLeast("API__MAXCONTENTLENGTHINBYTES", c.MaxContentLength, 1),
-		atLeast("API__REQUESTTIMEOUTINSECONDS", c.RequestTimeoutSeconds, 1),
+		seconds("API__REQUESTTIMEOUTINSECONDS", c.RequestTimeoutSeconds, 1),
 		r("API__HTTPPORT", c.HTTPPort, 0, 65535),
 		r("API__HTTPSPORT", c.HTTPSPort, 0, 65535),
-		atLeast("METRICS__REPORTINGINTERVALINSECONDS", c.MetricsReportingIntervalSeconds, 1),
+		seconds("METRICS__REPORTINGINTERVALINSECONDS", c.MetricsReportingIntervalSeconds, 1),
 		atLeast("API__MAXHEADERBYTES", c.MaxHeaderBytes, 4097), // net/http cannot cap below it
 		{"API__MAXDISCARDBYTES", c.MaxDiscardBytes, 0, unbounded},
 		{"API__MAXBODYBYTESINFLIGHT", c.MaxBodyBytesInFlight, 0, unbounded},
-		atLeast("API__READHEADERTIMEOUTINSECONDS", c.ReadHeaderTimeoutSeconds, 1),
+		seconds("API__READHEADERTIMEOUTINSECONDS", c.ReadHeaderTimeoutSeconds, 1),
 		atLeast("BROKER__MAXTOPICS", c.MaxTopics, 1),
 		atLeast("BROKER__MAXSUBSCRIPTIONSPERTOPIC", c.MaxSubscriptionsPerTopic, 1),
 		atLeast("BROKER__MAXQUEUEDEVENTS", c.MaxQueuedEvents, 1),
@@ -68,16 +81,16 @@ func (c Config) intRanges() []intRange {
 		atLeast("BROKER__MAXQUEUEDEVENTSPERSUBSCRIPTION", c.MaxQueuedEventsPerSubscription, 1),
 		{"BROKER__MAXQUEUEDBYTESPERSUBSCRIPTION", c.MaxQueuedBytesPerSubscription, 1, unbounded},
 		atLeast("BROKER__PROBATIONAFTERFAILURES", c.ProbationAfterFailures, 1),
-		atLeast("BROKER__DEADLETTERFLUSHINTERVALINSECONDS", c.DeadLetterFlushIntervalSeconds, 1),
-		atLeast("BROKER__DEADLETTERMAXWAITINSECONDS", c.DeadLetterMaxWaitSeconds, 1),
+		seconds("BROKER__DEADLETTERFLUSHINTERVALINSECONDS", c.DeadLetterFlushIntervalSeconds, 1),
+		seconds("BROKER__DEADLETTERMAXWAITINSECONDS", c.DeadLetterMaxWaitSeconds, 1),
 		atLeast("BROKER__MAXCONCURRENTDELIVERIESPERSUBSCRIPTION", c.MaxDeliveriesPerSubscription, 1),
 		atLeast("API__FILTERLIMITS__MAXADVANCEDFILTERS", c.MaxAdvancedFilters, 1),
 		atLeast("API__FILTERLIMITS__MAXVALUESPERFILTER", c.MaxFilterValues, 1),
 		atLeast("API__FILTERLIMITS__MAXSTRINGLENGTH", c.MaxFilterStringLength, 1),
 		atLeast("API__FILTERLIMITS__MAXINCLUDEDEVENTTYPES", c.MaxIncludedEventTypes, 1),
-		atLeast("EDGEHUB__TOKENLIFETIMEINSECONDS", c.EdgeHubTokenLifetimeSeconds, 5),
-		atLeast("EDGEHUB__MAXRECONNECTINTERVALINSECONDS", c.EdgeHubMaxReconnectSeconds, 1),
-		atLeast("DESIRED_CONFIG_POLLINTERVALINSECONDS", c.DesiredConfigPollSeconds, 1),
+		seconds("EDGEHUB__TOKENLIFETIMEINSECONDS", c.EdgeHubTokenLifetimeSeconds, 5),
+		seconds("EDGEHUB__MAXRECONNECTINTERVALINSECONDS", c.EdgeHubMaxReconnectSeconds, 1),
+		seconds("DESIRED_CONFIG_POLLINTERVALINSECONDS", c.DesiredConfigPollSeconds, 1),
 	}
 }
 
@@ -110,6 +123,9 @@ func (c Config) Validate() error {
 	enum("EDGEHUB__TWIN", slices.Contains(twinModes, c.EdgeHubTwin), c.EdgeHubTwin, acceptedValues(twinModes))
 	enum("BROKER__BACKOFFINTERVALS", c.BackoffIntervals.valid(), c.BackoffIntervals.String(), intervalsAccepted)
 	enum("API__PUBLICHOST", validPublicHost(c.PublicHost), c.PublicHost, "a host name or IP address, optionally with :port, without scheme or path (e.g. eventgridmodule or gateway.example:4438)")
+	if c.ExponentialScale > maxExponentialScale {
+		bad("BROKER__EXPONENTIALSCALE", float64(c.ExponentialScale), fmt.Sprintf("accepted values are positive numbers up to %d such as 1 or 0.01", maxExponentialScale))
+	}
 
 	for _, r := range c.intRanges() {
 		if r.value < r.min || r.value > r.max {

@@ -16,8 +16,11 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/edgehub"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
+	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
@@ -57,46 +60,98 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 			log.Warn().Err(err).Msg("stopping certificate refresh")
 		}
 	}()
+	rep, prom, stopReporter := newReporter(ctx, cfg, log)
+	defer stopReporter()
+	out, err := newSenders(cfg, sec, log)
+	if err != nil {
+		return err
+	}
+	defer out.close() // after the engine: deliveries in flight finish first
+	b := newBroker(cfg, out, rep, prom, sec, log)
+	if err := b.start(ctx, cfg, sec, log, onListen); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	b.stop(cfg, log)
+	return nil
+}
 
+// senders are the destinations' senders.
+type senders struct {
+	router delivery.Router
+	hooks  *webhook.Sender
+	queues *storagequeue.Sender
+	edge   *edgehub.Client
+	close  func()
+}
+
+// newSenders builds a sender for each destination type, sharing the
+// outbound TLS settings.
+func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders, error) {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	// As many connections per host as the engine has requests in flight,
+	// parked ones included: a host with hung paths must leave room for its
+	// healthy ones.
+	maxConns := deliveryOptions(cfg).MaxRequests()
 	hooks := webhook.New(webhook.Options{
 		TLSConfig:       certs.OutboundConfig(sec.outbound),
 		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
-		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
+		MaxConnsPerHost: maxConns,
 		UserAgent:       "edgegrid/" + version,
 		Interop:         interopOptions(cfg),
 	})
-	rep, prom, stopReporter := newReporter(ctx, cfg, log)
-	defer stopReporter()
-	var engineMetrics delivery.Metrics
-	obs := observers{}
-	if rep != nil {
-		engineMetrics = rep
-	}
 	bus := servicebus.New(servicebus.Options{
 		TLSConfig:       certs.OutboundConfig(sec.outbound),
 		DialTLSContext:  certs.DialTLS(sec.outbound, dialer),
-		MaxConnsPerHost: cfg.MaxConcurrentDeliveries,
+		MaxConnsPerHost: maxConns,
 		UserAgent:       "edgegrid/" + version,
 	})
 	edge, err := newEdgeHub(cfg, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	queues := storagequeue.New()
-	// Each destination type has its sender.
-	sender := delivery.Router{
-		eventgrid.WebHook:         hooks,
-		eventgrid.EventGrid:       hooks,
-		eventgrid.EventHub:        bus,
-		eventgrid.ServiceBusQueue: bus,
-		eventgrid.ServiceBusTopic: bus,
-		eventgrid.StorageQueue:    queues,
+	s := &senders{
+		router: delivery.Router{
+			eventgrid.WebHook:         hooks,
+			eventgrid.EventGrid:       hooks,
+			eventgrid.EventHub:        bus,
+			eventgrid.ServiceBusQueue: bus,
+			eventgrid.ServiceBusTopic: bus,
+			eventgrid.StorageQueue:    queues,
+		},
+		hooks:  hooks,
+		queues: queues,
+		edge:   edge,
+		close:  func() {},
 	}
 	if edge != nil {
-		defer edge.Close() // after the engine: deliveries in flight finish first
-		sender[eventgrid.EdgeHub] = edge
+		s.router[eventgrid.EdgeHub] = edge
+		s.close = func() { edge.Close() }
 	}
+	return s, nil
+}
+
+// broker is the wired broker: the delivery engine, its dead-letter writer,
+// the registry and the API.
+type broker struct {
+	engine      *delivery.Engine
+	deadLetters *deadletter.Writer
+	registry    *registry.Registry
+	api         *api.Server
+	// pulled holds the queue subscriptions' events.
+	pulled *pull.Store
+	// edge is the edgeHub connection (nil outside IoT Edge), which also
+	// carries the module twin.
+	edge *edgehub.Client
+	// ready reports whether every desired-configuration source has been
+	// applied once; set by start before the listeners open.
+	ready func() bool
+}
+
+// newBroker wires the engine, the dead-letter writer, the registry and the
+// API over the senders and the metrics reporter (rep and prom may be nil).
+func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger) *broker {
 	dlOpts := deadletter.Options{
 		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
 		MaxWait:       time.Duration(cfg.DeadLetterMaxWaitSeconds) * time.Second,
@@ -104,17 +159,27 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 	if prom != nil {
 		dlOpts.Metrics = prom
 	}
-	deadLetters := deadletter.New(dlOpts, log)
+	b := &broker{deadLetters: deadletter.New(dlOpts, log), edge: out.edge}
 	engineOpts := deliveryOptions(cfg)
-	engineOpts.DeadLetterer = deadLetters
-	engine := delivery.New(engineOpts, sender, engineMetrics, log)
-	obs = append(obs, engine, hooks, queues)
+	engineOpts.DeadLetterer = b.deadLetters
+	var engineMetrics delivery.Metrics
+	if rep != nil {
+		engineMetrics = rep
+	}
+	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
+	var pullMetrics *metrics.Pull
+	b.pulled, pullMetrics = newQueues(cfg, b.engine, b.deadLetters, prom, log)
+	obs := observers{&pull.PushObserver{Next: b.engine}, b.pulled, out.hooks, out.queues}
+	if pullMetrics != nil {
+		obs = append(obs, pullMetrics)
+	}
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
-	apiOpts.DeliveryStatus = deliveryStatus(engine)
-	apiOpts.Admit = engine.Admit
+	apiOpts.DeliveryStatus = withQueueStatus(b.pulled, deliveryStatus(b.engine))
+	apiOpts.Queues = b.pulled
+	apiOpts.Admit = b.engine.Admit
 	if rep != nil {
-		rep.Collect(engine.Stats)
+		rep.Collect(b.engine.Stats)
 		obs = append(obs, rep)
 		apiOpts.Metrics = rep
 	}
@@ -124,42 +189,59 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 		apiOpts.MetricsHandler = prom.Handler()
 	}
 	regOpts := registryOptions(cfg)
-	regOpts.Handshake = hooks.Handshake
-	reg := registry.New(regOpts, obs)
-	if err := applyDesiredConfig(ctx, cfg, reg, log); err != nil {
-		engine.Close(0)
-		deadLetters.Close(context.Background())
+	regOpts.Handshake = out.hooks.Handshake
+	b.registry = registry.New(regOpts, obs)
+	// /readyz asks the desired configuration's sources, which start
+	// follows before any listener opens.
+	apiOpts.Ready = func() bool { return b.ready() }
+	b.api = api.New(apiOpts, b.registry, pull.Publisher{Store: b.pulled, Push: b.engine}, log)
+	return b
+}
+
+// start applies the desired configuration, keeps following its live
+// sources, and opens the listeners; on failure it stops what it started.
+func (b *broker) start(ctx context.Context, cfg config.Config, sec *security, log zerolog.Logger, onListen listening) error {
+	ready, err := startDesiredConfig(ctx, cfg, b.registry, b.edge, log)
+	if err != nil {
+		b.pulled.Close()
+		b.engine.Close(0)
+		b.deadLetters.Close(context.Background())
 		return err
 	}
-	srv := api.New(apiOpts, reg, engine, log)
-
-	if err := openListeners(cfg, srv, sec, log, onListen); err != nil {
+	b.ready = ready
+	if err := openListeners(cfg, b.api, sec, log, onListen); err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		_ = srv.Close(sctx)
-		engine.Close(0)
-		deadLetters.Close(context.Background())
+		_ = b.api.Close(sctx)
+		b.pulled.Close()
+		b.engine.Close(0)
+		b.deadLetters.Close(context.Background())
 		return err
 	}
+	return nil
+}
 
-	<-ctx.Done()
-	stopTimeout := time.Duration(cfg.StopTimeoutSeconds) * time.Second
-	log.Info().Dur("stopTimeout", stopTimeout).Msg("stopping: no longer accepting requests")
-	deadline := time.Now().Add(stopTimeout)
+// stop shuts down within broker__stopTimeoutInSeconds: the listeners stop
+// accepting and requests in flight finish, then deliveries in flight, then
+// the dead letters get what is left, and a second at least.
+func (b *broker) stop(cfg config.Config, log zerolog.Logger) {
+	log.Info().Int("stopTimeoutSeconds", cfg.StopTimeoutSeconds).Msg("stopping: no longer accepting requests")
+	deadline := time.Now().Add(time.Duration(cfg.StopTimeoutSeconds) * time.Second)
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	if err := srv.Close(sctx); err != nil {
+	// Receives waiting for events answer at once, with none; the events
+	// still queued are dropped and counted.
+	b.pulled.Close()
+	if err := b.api.Close(sctx); err != nil {
 		log.Warn().Err(err).Msg("requests still in flight at the stop timeout were cut off")
 	}
-	engine.Close(time.Until(deadline))
-	// Dead letters get what is left of the stop timeout, and a second at least.
+	b.engine.Close(time.Until(deadline))
 	dctx, dcancel := context.WithDeadline(context.Background(), maxTime(deadline, time.Now().Add(time.Second)))
 	defer dcancel()
-	if n := deadLetters.Close(dctx); n > 0 {
+	if n := b.deadLetters.Close(dctx); n > 0 {
 		log.Warn().Int("events", n).Msg("dead letters not written before the stop timeout were dropped")
 	}
 	log.Info().Msg("edgegrid stopped")
-	return nil
 }
 
 // openListeners opens the listeners inbound__serverAuth__tlsPolicy asks
@@ -224,7 +306,7 @@ func registryOptions(cfg config.Config) registry.Options {
 		MaxTopics:                      cfg.MaxTopics,
 		MaxSubscriptionsPerTopic:       cfg.MaxSubscriptionsPerTopic,
 		MaxNameLength:                  cfg.MaxTopicNameLength,
-		Filter:                         filter.Limits{MaxAdvancedFilters: cfg.MaxAdvancedFilters, MaxValuesPerFilter: cfg.MaxFilterValues, MaxStringLength: cfg.MaxFilterStringLength},
+		Filter:                         filter.Limits{MaxAdvancedFilters: cfg.MaxAdvancedFilters, MaxValuesPerFilter: cfg.MaxFilterValues, MaxStringLength: cfg.MaxFilterStringLength, MaxIncludedEventTypes: cfg.MaxIncludedEventTypes},
 		MinExpiryMinutes:               cfg.RetryMinExpirationMinutes,
 		MaxExpiryMinutes:               cfg.RetryMaxExpirationMinutes,
 		MaxDeliveryAttempts:            cfg.RetryMaxDeliveryAttempts,
@@ -240,15 +322,27 @@ func registryOptions(cfg config.Config) registry.Options {
 
 func apiOptions(cfg config.Config) api.Options {
 	return api.Options{
-		MaxContentLength:  int64(cfg.MaxContentLength),
-		MaxDiscardBytes:   cfg.MaxDiscardBytes,
-		IDPrefix:          idPrefix(cfg),
-		HealthProbe:       cfg.HealthProbeEnabled,
-		RequestTimeout:    time.Duration(cfg.RequestTimeoutSeconds) * time.Second,
-		ReadHeaderTimeout: time.Duration(cfg.ReadHeaderTimeoutSeconds) * time.Second,
-		MaxHeaderBytes:    cfg.MaxHeaderBytes,
-		RetryAfter:        min(max(cfg.BackoffIntervals[0], time.Second), time.Minute),
+		MaxContentLength:     int64(cfg.MaxContentLength),
+		MaxDiscardBytes:      cfg.MaxDiscardBytes,
+		MaxBodyBytesInFlight: bodyBudget(cfg),
+		IDPrefix:             idPrefix(cfg),
+		PublicHost:           or(cfg.PublicHost, or(cfg.IoTEdgeModuleID, api.DefaultPublicHost)),
+		HealthProbe:          cfg.HealthProbeEnabled,
+		RequestTimeout:       time.Duration(cfg.RequestTimeoutSeconds) * time.Second,
+		ReadHeaderTimeout:    time.Duration(cfg.ReadHeaderTimeoutSeconds) * time.Second,
+		MaxHeaderBytes:       cfg.MaxHeaderBytes,
+		RetryAfter:           min(max(cfg.BackoffIntervals[0], time.Second), time.Minute),
 	}
+}
+
+// bodyBudget is api__maxBodyBytesInFlight, or by default a quarter of
+// broker__maxQueuedBytes: room for the bodies that fill the queues, never
+// less than one body of the largest size.
+func bodyBudget(cfg config.Config) int64 {
+	if cfg.MaxBodyBytesInFlight > 0 {
+		return cfg.MaxBodyBytesInFlight
+	}
+	return max(cfg.MaxQueuedBytes/4, int64(cfg.MaxContentLength))
 }
 
 // idPrefix builds "/iotHubs/<hub>/devices/<device>/modules/<module>" from

@@ -7,12 +7,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
-	"github.com/edgegrid/edgegrid/pkg/bootstrap"
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
-	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
@@ -82,22 +80,4 @@ func deliveryStatus(e *delivery.Engine) func(*eventgrid.EventSubscription) *reso
 		}
 		return ds
 	}
-}
-
-// applyDesiredConfig creates the topics and subscriptions declared in
-// desired_config or desired_config_file. A bad entry is logged and skipped;
-// only an unreadable document stops the start.
-func applyDesiredConfig(ctx context.Context, cfg config.Config, reg *registry.Registry, log zerolog.Logger) error {
-	doc, err := bootstrap.Load(cfg.DesiredConfig, cfg.DesiredConfigFile)
-	if err != nil || doc == nil {
-		return err
-	}
-	log = log.With().Str("component", "bootstrap").Logger()
-	res, err := bootstrap.Apply(ctx, doc, reg, reg, log)
-	if err != nil {
-		return err
-	}
-	log.Info().Int("topics", len(res.Topics)).Int("eventSubscriptions", len(res.Subscriptions)).
-		Int("errors", res.Errors.Len()).Msg("declared topics and event subscriptions created")
-	return nil
 }

@@ -412,7 +412,7 @@ func TestSecurity_FileCertificates(t *testing.T) {
 }
 
 func TestSecurity_Hardening(t *testing.T) {
-	b := startBroker(t, merge(devEnv(), "api__readHeaderTimeoutInSeconds", "1", "api__requestTimeoutInSeconds", "2", "api__maxHeaderBytes", "4096"))
+	b := startBroker(t, merge(devEnv(), "api__readHeaderTimeoutInSeconds", "1", "api__requestTimeoutInSeconds", "2", "api__maxHeaderBytes", "8192"))
 	addr := strings.TrimPrefix(b.URL, "http://")
 
 	t.Run("SlowHeadersCutOff", func(t *testing.T) {

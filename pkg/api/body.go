@@ -1,13 +1,15 @@
 package api
 
 import (
-	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,58 +17,167 @@ import (
 )
 
 // readBody reads the request body, refusing with 413 one whose declared or
-// actual length exceeds the cap without reading more than cap+1 bytes.
+// actual length exceeds the cap without reading more than cap+1 bytes. The
+// body counts against the budget of bodies being read only while it is
+// read: a management request's body is small and short-lived.
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
-	var buf bytes.Buffer
-	return s.readBodyInto(c, &buf)
+	body, release, err := s.readBodyChunked(c, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := body
+	release()
+	return out, nil
 }
 
 // bodyPool holds publish request buffers: decoding copies what it keeps, so
 // a buffer can serve the next request as soon as the events are queued.
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxPooledBody is the largest buffer kept for reuse.
-const maxPooledBody = 2 << 20
+// maxPooledBody is the largest buffer kept for reuse. Larger ones go back
+// to the runtime, so that a burst of large bodies leaves no memory behind.
+const maxPooledBody = 64 << 10
+
+// bodyChunk is the first allocation for a body and the least growth step:
+// memory follows the bytes that arrived, never the declared length.
+const bodyChunk = 16 << 10
 
 // readPooledBody is readBody into a pooled buffer; call release once
 // nothing refers to the body any more.
 func (s *Server) readPooledBody(c echo.Context) (body []byte, release func(), err error) {
-	buf := bodyPool.Get().(*bytes.Buffer)
-	buf.Reset()
+	bp := bodyPool.Get().(*[]byte)
+	return s.readBodyChunked(c, bp)
+}
+
+// readBodyChunked reads the body into *bp (a new buffer when bp is nil),
+// growing it as bytes arrive. Every byte of buffer counts against
+// Options.MaxBodyBytesInFlight until release; a body that would take the
+// budget past it is refused with 503 and Retry-After.
+func (s *Server) readBodyChunked(c echo.Context, bp *[]byte) (body []byte, release func(), err error) {
+	var buf []byte
+	if bp != nil {
+		buf = (*bp)[:0]
+	}
+	var charged int64
 	release = func() {
-		if buf.Cap() <= maxPooledBody {
-			bodyPool.Put(buf)
+		s.bodies.give(charged)
+		charged = 0
+		if bp != nil {
+			if cap(buf) <= maxPooledBody {
+				*bp = buf[:0]
+			} else {
+				*bp = nil
+			}
+			bodyPool.Put(bp)
+			bp = nil
+		}
+		buf = nil
+	}
+	if buf != nil {
+		if !s.bodies.take(int64(cap(buf))) {
+			buf = nil // leave the pooled buffer for a request with budget
+			*bp = (*bp)[:0]
+		} else {
+			charged = int64(cap(buf))
 		}
 	}
-	body, err = s.readBodyInto(c, buf)
+	buf, err = s.readInto(c, buf, &charged)
 	if err != nil {
 		release()
 		return nil, nil, err
 	}
-	return body, release, nil
+	return buf, release, nil
 }
 
-func (s *Server) readBodyInto(c echo.Context, buf *bytes.Buffer) ([]byte, error) {
+// readInto appends the request body to buf, growing it in steps that
+// follow what arrived and charging each growth to the body budget.
+func (s *Server) readInto(c echo.Context, buf []byte, charged *int64) ([]byte, error) {
 	r := c.Request()
 	limit := s.opts.MaxContentLength
-	if r.ContentLength > limit {
-		return nil, tooLarge(limit)
+	declared := r.ContentLength
+	if declared > limit {
+		return buf, tooLarge(limit)
 	}
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+	if declared == 0 || r.Body == nil || r.Body == http.NoBody {
+		return buf, nil
 	}
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
-	if _, err := buf.ReadFrom(r.Body); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge(limit)
+	for {
+		if declared > 0 && int64(len(buf)) == declared {
+			return buf, nil
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, eventgrid.Errorf(eventgrid.EBadRequest, "The request body ended before its declared length.")
+		if len(buf) == cap(buf) {
+			want := int64(max(2*cap(buf), bodyChunk))
+			if declared > 0 {
+				want = min(want, declared)
+			} else {
+				want = min(want, limit+1)
+			}
+			grow := want - int64(cap(buf))
+			if !s.bodies.take(grow) {
+				return buf, s.bodiesBusy()
+			}
+			*charged += grow
+			nb := make([]byte, len(buf), want)
+			copy(nb, buf)
+			buf = nb
 		}
-		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "The request body could not be read.")
+		n, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, s.readError(err, declared, int64(len(buf)))
+		}
 	}
-	return buf.Bytes(), nil
+}
+
+// readError explains why a body could not be read.
+func (s *Server) readError(err error, declared, got int64) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return tooLarge(s.opts.MaxContentLength)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		sent := fmt.Sprintf("%d bytes", got)
+		if declared > 0 {
+			sent = fmt.Sprintf("%d of its %d bytes", got, declared)
+		}
+		return eventgrid.Errorf(eventgrid.EBadRequest, "The request body timed out: the client sent %s within the request timeout of %v (api__requestTimeoutInSeconds).", sent, s.opts.RequestTimeout)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return eventgrid.Errorf(eventgrid.EBadRequest, "The request body ended before its declared length.")
+	}
+	return eventgrid.Errorf(eventgrid.EBadRequest, "The request body could not be read.")
+}
+
+// bodiesBusy is the refusal of a body that would take the memory held by
+// request bodies being read past its budget.
+func (s *Server) bodiesBusy() error {
+	return s.queueFull(eventgrid.Errorf(eventgrid.EUnavailable, "The broker is reading its limit of request bodies (api__maxBodyBytesInFlight %d bytes); retry later.", s.opts.MaxBodyBytesInFlight))
+}
+
+// budget counts bytes against a limit; a limit of 0 or less never refuses.
+type budget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+func (b *budget) take(n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	if b.used.Add(n) > b.limit && b.limit > 0 {
+		b.used.Add(-n)
+		return false
+	}
+	return true
+}
+
+func (b *budget) give(n int64) {
+	if n > 0 {
+		b.used.Add(-n)
+	}
 }
 
 func tooLarge(limit int64) error {

@@ -57,9 +57,6 @@ func TestPublish_EventGridSchema(t *testing.T) {
 		{"PascalCase", "/topics/MyTopic/events", edgeVersion, "application/json; charset=utf-8",
 			`[{"Id":"1","Topic":"MYTOPIC","Subject":"/s","EventType":"T","EventTime":"2020-01-01T00:00:00Z","Data":{"n":1},"DataVersion":"1","MetadataVersion":"1","Extra":true}]`,
 			[]string{canonical("1", "MyTopic")}},
-		{"ExactNameWins", "/topics/MyTopic/events", edgeVersion, ctJSON,
-			`[{"ID":"x","id":"1","subject":"/s","eventType":"T","eventTime":"2020-01-01T00:00:00Z","data":{"n":1},"dataVersion":"1"}]`,
-			[]string{canonical("1", "MyTopic")}},
 		{"CharsetUpperCase", "/topics/MyTopic/events", edgeVersion, "Application/JSON;charset=UTF-8", []any{egEvent("1")}, []string{canonical("1", "MyTopic")}},
 		{"Version2019", "/topics/MyTopic/events", "2019-01-01", ctJSON, []any{egEvent("1")}, []string{canonical("1", "MyTopic")}},
 	}
@@ -136,6 +133,7 @@ func TestPublish_Errors(t *testing.T) {
 		{"MissingEventTime", "/topics/t/events", ctJSON, `[` + without("eventTime") + `]`, 400, eventgrid.EInvalidEvent, []string{"eventTime"}},
 		{"MissingDataVersion", "/topics/t/events", ctJSON, `[` + without("dataVersion") + `]`, 400, eventgrid.EInvalidEvent, []string{"dataVersion"}},
 		{"IDNotString", "/topics/t/events", ctJSON, `[{"id":1,"subject":"/s","eventType":"T","eventTime":"x","dataVersion":"1"}]`, 400, eventgrid.EInvalidEvent, []string{"index 0", "id"}},
+		{"NameTwice", "/topics/t/events", ctJSON, `[{"ID":"x","id":"1","subject":"/s","eventType":"T","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1"}]`, 400, eventgrid.EInvalidJSON, []string{"index 0", `"id"`, "more than once"}},
 		{"MetadataVersion2", "/topics/t/events", ctJSON, `[` + strings.Replace(ok, `"id"`, `"metadataVersion":"2","id"`, 1) + `]`, 400, eventgrid.EInvalidEvent, []string{"metadataVersion"}},
 		{"ForeignTopic", "/topics/t/events", ctJSON, `[` + strings.Replace(ok, `"id"`, `"topic":"other","id"`, 1) + `]`, 400, eventgrid.EInvalidEvent, []string{"index 0", "topic", "other"}},
 		{"SingleIDMismatch", "/topics/t/events/2", ctJSON, ok, 400, eventgrid.EInvalidEvent, []string{"id", `"2"`}},

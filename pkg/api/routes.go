@@ -21,6 +21,7 @@ func (s *Server) routes() {
 	e := s.echo
 	if s.opts.HealthProbe {
 		e.GET("/healthz", s.health)
+		e.GET("/readyz", s.ready)
 	}
 	if s.opts.MetricsHandler != nil {
 		// The api-version the docs show on the metrics URL is tolerated,
@@ -50,10 +51,21 @@ func (s *Server) routes() {
 	e.POST("/topics/:topic/events/:id", s.publishOne, auth, edge)
 
 	e.POST("/topics/:topic/api/events", s.publishBatch, auth, requireAPIVersion(cloudAPIVersions))
+
+	s.namespaceRoutes(auth)
 }
 
 func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "Healthy"})
+}
+
+// ready answers the readiness probe: 503 until the declared topics and
+// event subscriptions have been applied for the first time.
+func (s *Server) ready(c echo.Context) error {
+	if s.opts.Ready != nil && !s.opts.Ready() {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "NotReady", "reason": "the desired configuration has not been applied yet"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "Ready"})
 }
 
 // requireAPIVersion refuses requests whose api-version query parameter is
@@ -79,7 +91,7 @@ func requireAPIVersion(accepted []string) echo.MiddlewareFunc {
 // fixedSegments are the literal path segments, by position, that clients may
 // write in any case; the SDK and the docs disagree on casing.
 var fixedSegments = map[int][]string{
-	1: {"topics", "healthz", "metrics"},
+	1: {"topics", "healthz", "readyz", "metrics"},
 	3: {"eventSubscriptions", "events", "api"},
 	4: {"events"},
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/resource"
 )
@@ -23,19 +25,35 @@ type Options struct {
 	// MaxContentLength caps request bodies; larger ones get 413 and are
 	// never read whole.
 	MaxContentLength int64
+	// MaxBodyBytesInFlight bounds the memory held by request bodies being
+	// read, across all requests (api__maxBodyBytesInFlight). A body takes
+	// memory as its bytes arrive, in chunks; one that would take the total
+	// past the bound is refused with 503 and Retry-After. 0: no bound.
+	MaxBodyBytesInFlight int64
 	// MaxDiscardBytes bounds how much of a refused request's body is read
 	// and thrown away so that the client can read the refusal (B9).
 	MaxDiscardBytes int64
 	// IDPrefix is "/iotHubs/<hub>/devices/<device>/modules/<module>", the
 	// start of every resource id.
 	IDPrefix string
-	// HealthProbe serves GET /healthz when true.
+	// PublicHost is the host, or host:port, that topics' endpoint URLs
+	// name; without a port, the port of the listener serving HTTPS (else
+	// HTTP) is added. Endpoint URLs never echo the request's Host header,
+	// which a client chooses. Empty means DefaultPublicHost.
+	PublicHost string
+	// HealthProbe serves GET /healthz (liveness) and GET /readyz
+	// (readiness) when true.
 	HealthProbe bool
+	// Ready, if not nil, says whether the broker is ready for traffic:
+	// /readyz answers 503 while it returns false. Nil means always ready.
+	Ready func() bool
 	// RequestTimeout bounds reading a whole request and writing its response.
 	RequestTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers.
 	ReadHeaderTimeout time.Duration
-	// MaxHeaderBytes caps the size of a request's headers.
+	// MaxHeaderBytes caps the size of a request's request line and header
+	// block together, in bytes; a larger one gets 431. net/http cannot cap
+	// below 4097 bytes, so smaller values act as 4097.
 	MaxHeaderBytes int
 	// RetryAfter is sent with 503 when the broker's queues are full.
 	RetryAfter time.Duration
@@ -45,6 +63,10 @@ type Options struct {
 	MetricsHandler http.Handler
 	// Authenticator, if not nil, checks every request but the health probe.
 	Authenticator Authenticator
+	// AuthFailureLogInterval is the least time between two log lines about
+	// refused requests; each line counts the refusals not logged before
+	// it. Zero means DefaultAuthFailureLogInterval.
+	AuthFailureLogInterval time.Duration
 	// Admit, if not nil, is asked before a publish body is read whether a
 	// request of that many bytes could be queued; when it says no, the
 	// request gets 503 without being read.
@@ -52,19 +74,29 @@ type Options struct {
 	// DeliveryStatus, if not nil, adds the read-only deliveryStatus
 	// extension to subscription responses.
 	DeliveryStatus func(*eventgrid.EventSubscription) *resource.DeliveryStatus
+	// Queues, if not nil, serves receive and the settlements of queue
+	// subscriptions.
+	Queues *pull.Store
 }
+
+// DefaultPublicHost is the module name Microsoft's documentation addresses
+// the broker by from other modules: https://eventgridmodule:4438/topics/...
+const DefaultPublicHost = "eventgridmodule"
 
 // DefaultOptions returns the documented defaults.
 func DefaultOptions() Options {
 	return Options{
-		MaxContentLength:  1058576,
-		MaxDiscardBytes:   16 << 20,
-		IDPrefix:          "/iotHubs/localhub/devices/localdevice/modules/eventgridmodule",
-		HealthProbe:       true,
-		RequestTimeout:    30 * time.Second,
-		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    16 << 10,
-		RetryAfter:        10 * time.Second,
+		MaxContentLength: 1058576,
+		MaxDiscardBytes:  16 << 20,
+		// A quarter of the broker's default queued bytes.
+		MaxBodyBytesInFlight: 64 << 20,
+		IDPrefix:             "/iotHubs/localhub/devices/localdevice/modules/eventgridmodule",
+		PublicHost:           DefaultPublicHost,
+		HealthProbe:          true,
+		RequestTimeout:       30 * time.Second,
+		ReadHeaderTimeout:    10 * time.Second,
+		MaxHeaderBytes:       16 << 10,
+		RetryAfter:           10 * time.Second,
 	}
 }
 
@@ -76,9 +108,13 @@ type Server struct {
 	publisher eventgrid.Publisher
 	log       zerolog.Logger
 	echo      *echo.Echo
+	authLog   logLimiter
+	bodies    budget // bytes of request bodies being read
 
 	mu      sync.Mutex
 	servers []*http.Server
+	baseURL string // of topics' endpoints, from the first HTTPS listener, else the first HTTP one
+	tlsBase bool   // baseURL is the HTTPS listener's
 	wg      sync.WaitGroup
 }
 
@@ -87,7 +123,14 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	if opts.Metrics == nil {
 		opts.Metrics = nopMetrics{}
 	}
+	if opts.PublicHost == "" {
+		opts.PublicHost = DefaultPublicHost
+	}
+	if opts.AuthFailureLogInterval <= 0 {
+		opts.AuthFailureLogInterval = DefaultAuthFailureLogInterval
+	}
 	s := &Server{
+		authLog:   logLimiter{interval: opts.AuthFailureLogInterval},
 		opts:      opts,
 		registry:  reg,
 		publisher: pub,
@@ -99,6 +142,7 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	e.HTTPErrorHandler = s.handleError
 	e.Pre(canonicalPath, trackBody)
 	s.echo = e
+	s.bodies.limit = opts.MaxBodyBytesInFlight
 	s.routes()
 	return s
 }
@@ -120,7 +164,7 @@ func (s *Server) Open(addr string, tlsConfig *tls.Config) (net.Addr, error) {
 		ReadTimeout:       s.opts.RequestTimeout,
 		WriteTimeout:      s.opts.RequestTimeout + 5*time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
+		MaxHeaderBytes:    serverHeaderBytes(s.opts.MaxHeaderBytes),
 		TLSConfig:         tlsConfig,
 		ErrorLog:          newStdLogger(s.log),
 	}
@@ -129,6 +173,9 @@ func (s *Server) Open(addr string, tlsConfig *tls.Config) (net.Addr, error) {
 	}
 	s.mu.Lock()
 	s.servers = append(s.servers, srv)
+	if s.baseURL == "" || (tlsConfig != nil && !s.tlsBase) {
+		s.baseURL, s.tlsBase = publicBaseURL(s.opts.PublicHost, tlsConfig != nil, ln.Addr()), tlsConfig != nil
+	}
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
@@ -138,6 +185,44 @@ func (s *Server) Open(addr string, tlsConfig *tls.Config) (net.Addr, error) {
 		}
 	}()
 	return ln.Addr(), nil
+}
+
+// publicBaseURL is scheme://host:port of the topics' endpoints when the
+// listener at addr serves them.
+func publicBaseURL(host string, tls bool, addr net.Addr) string {
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return scheme + "://" + host
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	port := "0"
+	if _, p, err := net.SplitHostPort(addr.String()); err == nil {
+		port = p
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// endpointBase returns the base URL of the topics' endpoints.
+func (s *Server) endpointBase() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.baseURL == "" { // served through Handler, with no listener of its own
+		return "http://" + s.opts.PublicHost
+	}
+	return s.baseURL
+}
+
+// headerSlack is what net/http reads beyond http.Server.MaxHeaderBytes
+// before it answers 431 (its "bufio slop").
+const headerSlack = 4096
+
+// serverHeaderBytes is the http.Server.MaxHeaderBytes that makes the real cap
+// on a request's line and headers limit bytes.
+func serverHeaderBytes(limit int) int {
+	return max(limit-headerSlack, 1)
 }
 
 // Close stops accepting connections and waits for in-flight requests until

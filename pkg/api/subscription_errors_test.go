@@ -108,14 +108,14 @@ func TestPutSubscription_Errors(t *testing.T) {
 		{name: "WordAttempts", body: dest(hookWith(""), `"retryPolicy":{"maxDeliveryAttempts":"ten"}`), code: eventgrid.EInvalidRetryPolicy},
 		{name: "ZeroMinutes", body: dest(hookWith(""), `"retryPolicy":{"eventExpiryInMinutes":0}`), code: eventgrid.EInvalidRetryPolicy, parts: []string{"eventExpiryInMinutes"}},
 		{name: "1441Minutes", body: dest(hookWith(""), `"retryPolicy":{"eventExpiryInMinutes":1441}`), code: eventgrid.EInvalidRetryPolicy, parts: []string{"1440", "1441"}},
-		{name: "1441MinutesAlias", body: dest(hookWith(""), `"retryPolicy":{"eventTimeToLiveInMinutes":"1441"}`), code: eventgrid.EInvalidRetryPolicy},
+		{name: "1441MinutesAlias", body: dest(hookWith(""), `"retryPolicy":{"eventTimeToLiveInMinutes":1441}`), code: eventgrid.EInvalidRetryPolicy},
 		{name: "RetryPolicyNotObject", body: dest(hookWith(""), `"retryPolicy":[1]`), code: eventgrid.EInvalidRetryPolicy},
 
 		// Batching.
 		{name: "51Events", body: dest(hookWith(`"maxEventsPerBatch":51`)), code: eventgrid.EInvalidDelivery, parts: []string{"maxEventsPerBatch", "50"}},
 		{name: "ZeroEvents", body: dest(hookWith(`"maxEventsPerBatch":0`)), code: eventgrid.EInvalidDelivery},
 		{name: "1034KB", body: dest(hookWith(`"preferredBatchSizeInKilobytes":1034`)), code: eventgrid.EInvalidDelivery, parts: []string{"preferredBatchSizeInKilobytes", "1033"}},
-		{name: "EventGrid1034KB", body: dest(egWith(egURL, `"sasKey":"k","preferredBatchSizeInKilobytes":"1034"`)), code: eventgrid.EInvalidDelivery},
+		{name: "EventGrid1034KB", body: dest(egWith(egURL, `"sasKey":"k","preferredBatchSizeInKilobytes":1034`)), code: eventgrid.EInvalidDelivery},
 		{name: "Legacy51Events", body: dest(hookWith(""), `"deliveryPolicy":{"maxEventsPerBatch":51}`), code: eventgrid.EInvalidDelivery},
 		{name: "LegacyTooManyBytes", body: dest(hookWith(""), `"deliveryPolicy":{"approxBatchSizeInBytes":1059840}`), code: eventgrid.EInvalidDelivery},
 		{name: "LegacyZeroBytes", body: dest(hookWith(""), `"deliveryPolicy":{"approxBatchSizeInBytes":0}`), code: eventgrid.EInvalidDelivery},

@@ -50,8 +50,8 @@ func TestPutSubscription_Shapes(t *testing.T) {
 			`{"topic":"t","eventDeliverySchema":"EventGridSchema",` + hookOut + `,"retryPolicy":{"maxDeliveryAttempts":30}}`},
 		{"RetryLimitsInclusive", "t", `{"properties":{"retryPolicy":{"maxDeliveryAttempts":1,"eventExpiryInMinutes":1440},` + hook + `}}`,
 			`{"topic":"t","eventDeliverySchema":"EventGridSchema",` + hookOut + `,"retryPolicy":{"maxDeliveryAttempts":1,"eventExpiryInMinutes":1440}}`},
-		{"NumbersAsStrings", "t", `{"properties":{"retryPolicy":{"maxDeliveryAttempts":"10","eventExpiryInMinutes":" 1 "},` +
-			`"destination":{"endpointType":"WebHook","properties":{"endpointUrl":"http://h/x","maxEventsPerBatch":"50","preferredBatchSizeInKilobytes":"1033"}}}}`,
+		{"NumbersAtTheLimits", "t", `{"properties":{"retryPolicy":{"maxDeliveryAttempts":10,"eventExpiryInMinutes":1},` +
+			`"destination":{"endpointType":"WebHook","properties":{"endpointUrl":"http://h/x","maxEventsPerBatch":50,"preferredBatchSizeInKilobytes":1033}}}}`,
 			`{"topic":"t","eventDeliverySchema":"EventGridSchema","destination":{"endpointType":"WebHook","properties":{"endpointUrl":"http://h/x","maxEventsPerBatch":50,"preferredBatchSizeInKilobytes":1033}},` +
 				`"retryPolicy":{"maxDeliveryAttempts":10,"eventExpiryInMinutes":1}}`},
 		{"IntegralNumberForms", "t", `{"properties":{"retryPolicy":{"maxDeliveryAttempts":2.0e1,"eventExpiryInMinutes":60.0},` + hook + `}}`,
@@ -84,7 +84,7 @@ func TestPutSubscription_Shapes(t *testing.T) {
 		{"LegacyDeliveryPolicy", "t", `{"properties":{` + hook + `,"deliveryPolicy":{"approxBatchSizeInBytes":200000,"maxEventsPerBatch":25}}}`,
 			`{"topic":"t","eventDeliverySchema":"EventGridSchema","destination":{"endpointType":"WebHook","properties":{"endpointUrl":"http://h/x","maxEventsPerBatch":25,"preferredBatchSizeInKilobytes":195}}}`},
 		{"LegacyDeliveryPolicyYields", "t", `{"properties":{"destination":{"endpointType":"WebHook","properties":{"endpointUrl":"http://h/x","maxEventsPerBatch":3,"preferredBatchSizeInKilobytes":7}},` +
-			`"deliveryPolicy":{"approxBatchSizeInBytes":"200000","maxEventsPerBatch":"25"}}}`,
+			`"deliveryPolicy":{"approxBatchSizeInBytes":200000,"maxEventsPerBatch":25}}}`,
 			`{"topic":"t","eventDeliverySchema":"EventGridSchema","destination":{"endpointType":"WebHook","properties":{"endpointUrl":"http://h/x","maxEventsPerBatch":3,"preferredBatchSizeInKilobytes":7}}}`},
 		{"LegacyDeliveryPolicySmall", "t", `{"properties":{` + hook + `,"deliveryPolicy":{"approxBatchSizeInBytes":100}}}`,
 			`{"topic":"t","eventDeliverySchema":"EventGridSchema","destination":{"endpointType":"WebHook","properties":{"endpointUrl":"http://h/x","preferredBatchSizeInKilobytes":1}}}`},

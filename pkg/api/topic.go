@@ -23,7 +23,7 @@ func (s *Server) putTopic(c echo.Context) error {
 		return err
 	}
 	s.log.Info().Str("topic", stored.Name).Str("inputSchema", string(stored.InputSchema)).Bool("created", created).Msg("topic saved")
-	return c.JSON(http.StatusOK, resource.NewTopic(stored, s.opts.IDPrefix, baseURL(c)))
+	return c.JSON(http.StatusOK, resource.NewTopic(stored, s.opts.IDPrefix, s.endpointBase()))
 }
 
 func (s *Server) getTopic(c echo.Context) error {
@@ -31,7 +31,7 @@ func (s *Server) getTopic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, resource.NewTopic(t, s.opts.IDPrefix, baseURL(c)))
+	return c.JSON(http.StatusOK, resource.NewTopic(t, s.opts.IDPrefix, s.endpointBase()))
 }
 
 func (s *Server) listTopics(c echo.Context) error {
@@ -40,7 +40,7 @@ func (s *Server) listTopics(c echo.Context) error {
 		return err
 	}
 	out := make([]resource.Topic, 0, len(ts))
-	base := baseURL(c)
+	base := s.endpointBase()
 	for _, t := range ts {
 		out = append(out, resource.NewTopic(t, s.opts.IDPrefix, base))
 	}
@@ -55,13 +55,4 @@ func (s *Server) deleteTopic(c echo.Context) error {
 	s.opts.Metrics.TopicDeleted(name)
 	s.log.Info().Str("topic", name).Msg("topic deleted")
 	return c.NoContent(http.StatusOK)
-}
-
-// baseURL is the scheme://host[:port] the client addressed.
-func baseURL(c echo.Context) string {
-	scheme := "http"
-	if c.Request().TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + c.Request().Host
 }

@@ -40,7 +40,7 @@ func TestPutTopic_Shapes(t *testing.T) {
 				"name": "t",
 				"type": "Microsoft.EventGrid/topics",
 				"properties": map[string]any{
-					"endpoint":    ts.URL + "/topics/t/events?api-version=2019-01-01-preview",
+					"endpoint":    endpointBase(ts) + "/topics/t/events?api-version=2019-01-01-preview",
 					"inputSchema": tt.schema,
 				},
 			}
@@ -214,7 +214,7 @@ func TestListTopics_OrderAndEndpoint(t *testing.T) {
 	var names []string
 	for _, tp := range mustArray(t, r.Body) {
 		names = append(names, tp["name"].(string))
-		if want := ts.URL + "/topics/" + tp["name"].(string) + "/events?api-version=2019-01-01-preview"; at(tp, "properties.endpoint") != want {
+		if want := endpointBase(ts) + "/topics/" + tp["name"].(string) + "/events?api-version=2019-01-01-preview"; at(tp, "properties.endpoint") != want {
 			t.Errorf("endpoint = %v, want %s", at(tp, "properties.endpoint"), want)
 		}
 	}

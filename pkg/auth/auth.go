@@ -16,6 +16,42 @@ import (
 // enabled check. The HTTP layer answers it with 401.
 var ErrUnauthorized = errors.New("auth: unauthorized")
 
+// Kinds of authentication failure: which credential was refused, or that
+// none was presented. They are few and fixed, so they can label a metric.
+const (
+	// FailNoCredentials: no SAS key or token, and no client certificate.
+	FailNoCredentials = "no_credentials"
+	// FailSASKey: an aeg-sas-key that matches no configured key.
+	FailSASKey = "sas_key"
+	// FailSASToken: a SAS token that is malformed, expired, for another
+	// resource or wrongly signed.
+	FailSASToken = "sas_token"
+	// FailClientCertificate: a client certificate that is expired, not for
+	// client authentication or not trusted.
+	FailClientCertificate = "client_certificate"
+)
+
+// FailureKinds lists every kind of failure.
+var FailureKinds = []string{FailNoCredentials, FailSASKey, FailSASToken, FailClientCertificate}
+
+// Failure is the error of a refused request. errors.Is(err,
+// ErrUnauthorized) holds for it.
+type Failure struct {
+	// Kind is one of the Fail* constants: the first credential presented
+	// that was refused, in the order SAS key, SAS token, client
+	// certificate.
+	Kind string
+}
+
+func (f *Failure) Error() string { return "auth: unauthorized (" + f.Kind + ")" }
+
+// Is makes a Failure match ErrUnauthorized.
+func (f *Failure) Is(target error) bool { return target == ErrUnauthorized }
+
+// AuthFailureReason returns Kind; the HTTP layer reads it through an
+// interface, without importing this package.
+func (f *Failure) AuthFailureReason() string { return f.Kind }
+
 // Header names of the SAS credentials.
 const (
 	HeaderSASKey   = "aeg-sas-key"
@@ -77,12 +113,14 @@ func New(o Options) *Authenticator {
 	return a
 }
 
-// Authenticate checks one request: first the SAS credentials (aeg-sas-key,
-// then aeg-sas-token or "Authorization: SharedAccessSignature <token>") when
+// Authenticate checks one request: first the SAS credentials (aeg-sas-key or
+// "Authorization: SharedAccessKey <key>", then aeg-sas-token or
+// "Authorization: SharedAccessSignature <token>") when
 // SAS keys are enabled, then the TLS client
 // certificate in r.TLS.PeerCertificates when client certificates are
 // enabled. One passing check is enough; with both disabled every request
-// passes. It returns nil or ErrUnauthorized. The reason says which check
+// passes. It returns nil or a *Failure, which is ErrUnauthorized under
+// errors.Is and names the kind of failure. The reason says which check
 // passed or why each failed ("sas key mismatch", "sas token expired",
 // "client certificate not trusted", ...); it is for debug logging only, must
 // not be sent to the client, and never contains a key, a token or a
@@ -92,21 +130,28 @@ func (a *Authenticator) Authenticate(r *http.Request) (reason string, err error)
 		return "authentication disabled", nil
 	}
 	var failed []string
+	kind := ""
 	if a.sas {
-		reason, ok := a.checkSAS(r)
+		reason, k, ok := a.checkSAS(r)
 		if ok {
 			return reason, nil
 		}
-		failed = append(failed, reason)
+		failed, kind = append(failed, reason), k
 	}
 	if a.cert {
-		reason, ok := a.checkCert(r)
+		reason, k, ok := a.checkCert(r)
 		if ok {
 			return reason, nil
 		}
 		failed = append(failed, reason)
+		if kind == "" {
+			kind = k
+		}
 	}
-	return strings.Join(failed, "; "), ErrUnauthorized
+	if kind == "" {
+		kind = FailNoCredentials
+	}
+	return strings.Join(failed, "; "), &Failure{Kind: kind}
 }
 
 // authorizationScheme is the scheme of a SAS token in the Authorization
@@ -126,26 +171,48 @@ func sasToken(r *http.Request) string {
 	return strings.TrimSpace(token)
 }
 
-func (a *Authenticator) checkSAS(r *http.Request) (string, bool) {
-	key, token := r.Header.Get(HeaderSASKey), sasToken(r)
+// keyScheme is the scheme of a key in the Authorization header, the way
+// Event Grid namespaces take it.
+const keyScheme = "SharedAccessKey"
+
+// sasKey returns the request's key: aeg-sas-key, or else an Authorization
+// header of the SharedAccessKey scheme.
+func sasKey(r *http.Request) string {
+	if k := r.Header.Get(HeaderSASKey); k != "" {
+		return k
+	}
+	scheme, key, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, keyScheme) {
+		return ""
+	}
+	return strings.TrimSpace(key)
+}
+
+// checkSAS checks the SAS credentials. On failure, kind is the first
+// credential refused, or "" when none was presented.
+func (a *Authenticator) checkSAS(r *http.Request) (reason, kind string, ok bool) {
+	key, token := sasKey(r), sasToken(r)
 	if key == "" && token == "" {
-		return "no sas key or token", false
+		return "no sas key or token", "", false
 	}
 	var failed []string
 	if key != "" {
 		if a.matchKey(key) {
-			return "sas key", true
+			return "sas key", "", true
 		}
-		failed = append(failed, "sas key mismatch")
+		failed, kind = append(failed, "sas key mismatch"), FailSASKey
 	}
 	if token != "" {
 		reason := a.verifyToken(r, token)
 		if reason == "" {
-			return "sas token", true
+			return "sas token", "", true
 		}
 		failed = append(failed, reason)
+		if kind == "" {
+			kind = FailSASToken
+		}
 	}
-	return strings.Join(failed, "; "), false
+	return strings.Join(failed, "; "), kind, false
 }
 
 // matchKey compares the presented key with every configured key in constant
@@ -159,7 +226,17 @@ func (a *Authenticator) matchKey(presented string) bool {
 	return match == 1
 }
 
-func (a *Authenticator) checkCert(r *http.Request) (string, bool) {
+// checkCert checks the TLS client certificate. On failure, kind is
+// FailClientCertificate, or "" when none was presented.
+func (a *Authenticator) checkCert(r *http.Request) (reason, kind string, ok bool) {
+	reason, ok = a.verifyCert(r)
+	if !ok && r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+		kind = FailClientCertificate
+	}
+	return reason, kind, ok
+}
+
+func (a *Authenticator) verifyCert(r *http.Request) (string, bool) {
 	if r.TLS == nil {
 		return "no client certificate over plain http", false
 	}

@@ -1,15 +1,17 @@
 // Package azconn reads Azure connection strings: the storage account kind
 // (AccountName, AccountKey, BlobEndpoint, QueueEndpoint,
-// DefaultEndpointsProtocol, EndpointSuffix) and the Service Bus / Event Hubs
-// kind (Endpoint, SharedAccessKeyName, SharedAccessKey, EntityPath). It
+// DefaultEndpointsProtocol, EndpointSuffix) with ParseStorage, and the
+// entity-scoped Service Bus / Event Hubs kind (Endpoint,
+// SharedAccessKeyName, SharedAccessKey, EntityPath) with ParseEntity. It
 // imports only the standard library, so that validation at PUT needs no
-// SDK. Connection strings are secrets: nothing here puts one, or a key,
+// SDK and no sender. Connection strings are secrets: nothing here puts one, or a key,
 // into an error text.
 package azconn
 
 import (
 	"encoding/base64"
 	"errors"
+	"net"
 	"net/url"
 	"strings"
 )
@@ -90,4 +92,78 @@ func ParseStorage(s string) (Storage, error) {
 		return st, err
 	}
 	return st, nil
+}
+
+// Entity is an entity-scoped Event Hubs or Service Bus connection string:
+//
+//	Endpoint=sb://<namespace>/;SharedAccessKeyName=<name>;SharedAccessKey=<key>;EntityPath=<entity>
+//
+// Key is a secret.
+type Entity struct {
+	// Host is the namespace's host name, with a port when the endpoint had
+	// one.
+	Host       string
+	KeyName    string
+	Key        string
+	EntityPath string
+}
+
+// ParseEntity reads an entity-scoped Event Hubs or Service Bus connection
+// string. Names match case-insensitively and values may contain '='.
+// Endpoint (sb://, https:// or amqps:// with a host), SharedAccessKeyName,
+// SharedAccessKey and EntityPath are required. Its errors say what is
+// missing or malformed, never what is there.
+func ParseEntity(s string) (Entity, error) {
+	kv, err := Parse(s)
+	if err != nil {
+		return Entity{}, err
+	}
+	e := Entity{KeyName: kv["sharedaccesskeyname"], Key: kv["sharedaccesskey"], EntityPath: strings.Trim(kv["entitypath"], "/")}
+	endpoint := kv["endpoint"]
+	if endpoint == "" {
+		return e, errors.New("has no Endpoint")
+	}
+	if e.Host, err = namespaceHost(endpoint); err != nil {
+		return e, err
+	}
+	switch {
+	case e.KeyName == "":
+		return e, errors.New("has no SharedAccessKeyName")
+	case e.Key == "":
+		return e, errors.New("has no SharedAccessKey")
+	case e.EntityPath == "":
+		return e, errors.New("has no EntityPath: it must be scoped to the event hub, queue or topic, not to the namespace")
+	case strings.ContainsAny(e.EntityPath, "?#") || strings.Contains(e.EntityPath, "//"):
+		return e, errors.New("has an EntityPath that is not a valid entity name")
+	}
+	return e, nil
+}
+
+// Resource is the entity's https URI: the audience of its SAS tokens and
+// the base of its REST URLs.
+func (e Entity) Resource() string {
+	return "https://" + e.Host + "/" + e.EntityPath
+}
+
+// namespaceHost returns the host[:port] of an Endpoint value.
+func namespaceHost(endpoint string) (string, error) {
+	bad := errors.New("has an Endpoint that is not sb://<namespace host>/")
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" || u.User != nil {
+		return "", bad
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "sb", "https", "amqps":
+	default:
+		return "", bad
+	}
+	if h := u.Hostname(); h == "" || strings.ContainsAny(h, " %") {
+		return "", bad
+	}
+	if strings.Contains(u.Host, ":") {
+		if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" {
+			return "", bad
+		}
+	}
+	return u.Host, nil
 }

@@ -38,3 +38,41 @@ func TestParseStorage(t *testing.T) {
 		}
 	}
 }
+
+func TestParseEntity(t *testing.T) {
+	ok := []struct{ in, host, keyName, key, entity, resource string }{
+		{"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=ab==;EntityPath=hub",
+			"ns.servicebus.windows.net", "send", "ab==", "hub", "https://ns.servicebus.windows.net/hub"},
+		{" endpoint = sb://ns.example:5671 ; sharedaccesskeyname=n;SHAREDACCESSKEY=k=;entitypath=/q/;",
+			"ns.example:5671", "n", "k=", "q", "https://ns.example:5671/q"},
+		{"Endpoint=https://127.0.0.1:4443/;SharedAccessKeyName=n;SharedAccessKey=k;EntityPath=topic/sub",
+			"127.0.0.1:4443", "n", "k", "topic/sub", "https://127.0.0.1:4443/topic/sub"},
+		{"Endpoint=amqps://ns.example/;SharedAccessKeyName=n;SharedAccessKey=k;EntityPath=e", "ns.example", "n", "k", "e", "https://ns.example/e"},
+	}
+	for _, c := range ok {
+		got, err := azconn.ParseEntity(c.in)
+		if err != nil || got.Host != c.host || got.KeyName != c.keyName || got.Key != c.key || got.EntityPath != c.entity || got.Resource() != c.resource {
+			t.Errorf("ParseEntity(%q) = %+v, %v", c.in, got, err)
+		}
+	}
+	bad := []struct{ in, mention string }{
+		{"", "empty"},
+		{"SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "no Endpoint"},
+		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey", "no EntityPath"},
+		{"Endpoint=sb://ns/;SharedAccessKeyName=n;EntityPath=e", "no SharedAccessKey"},
+		{"Endpoint=sb://ns/;SharedAccessKey=secretkey;EntityPath=e", "no SharedAccessKeyName"},
+		{"Endpoint=ftp://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "Endpoint that is not"},
+		{"Endpoint=sb:///;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "Endpoint that is not"},
+		{"Endpoint=sb://user:secretkey@ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "Endpoint that is not"},
+		{"Endpoint=sb://ns:/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "Endpoint that is not"},
+		{"Endpoint=sb://ns/;secretkey;EntityPath=e", "name=value"},
+		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e?x", "EntityPath that is not"},
+		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=a//b", "EntityPath that is not"},
+	}
+	for _, c := range bad {
+		_, err := azconn.ParseEntity(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.mention) || strings.Contains(err.Error(), "secretkey") {
+			t.Errorf("ParseEntity(%q): %v; want an error saying %q and no secret", c.in, err, c.mention)
+		}
+	}
+}

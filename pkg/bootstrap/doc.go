@@ -1,7 +1,11 @@
-// Package bootstrap creates the topics and event subscriptions declared in
-// configuration. edgegrid keeps nothing on disk, so a deployment declares
-// them (env desired_config, or a file named by desired_config_file) in the
-// module-twin desired-properties shape of spec §2.6 and they are created at
-// every start, through the same services as the management API. A bad entry
-// is logged and skipped; the others are still created.
+// Package bootstrap keeps the topics and event subscriptions declared in
+// configuration applied. edgegrid keeps nothing on disk, so a deployment
+// declares them in the module-twin desired-properties shape: inline in
+// desired_config, in a file named by desired_config_file (followed live),
+// or in the module twin's desired properties (followed live). A Reconciler
+// applies each source's whole desired state through the same services as
+// the management API: what a source declares it owns, and what it stops
+// declaring is deleted; what the API created is never touched. A bad entry
+// is logged and skipped; the others still apply. docs/live-config.md
+// describes the behaviour.
 package bootstrap

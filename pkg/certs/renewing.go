@@ -129,7 +129,7 @@ func (r *Renewing) renewLoop(ctx context.Context) {
 			if now.After(old.Leaf.NotAfter) {
 				ev = r.log.Error()
 			}
-			ev.Err(err).Time("notAfter", old.Leaf.NotAfter).Dur("retryIn", d).
+			ev.Err(err).Time("notAfter", old.Leaf.NotAfter).Float64("retryInSeconds", d.Seconds()).
 				Msg("certificate renewal failed; still serving the current certificate")
 			next = now.Add(d)
 			continue

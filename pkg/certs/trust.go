@@ -207,7 +207,7 @@ func (t *TrustBundle) refreshLoop(ctx context.Context) {
 			if t.changed == nil { // workload API: retry sooner than the next refresh
 				wait = min(retry.next(), t.interval)
 			}
-			t.log.Warn().Err(err).Dur("retryIn", wait).Msg("trust bundle refresh failed; keeping the current bundle")
+			t.log.Warn().Err(err).Float64("retryInSeconds", wait.Seconds()).Msg("trust bundle refresh failed; keeping the current bundle")
 			continue
 		}
 		retry.reset()

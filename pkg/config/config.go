@@ -136,6 +136,10 @@ type Config struct {
 	DesiredConfig string `envconfig:"DESIRED_CONFIG"`
 	// DesiredConfigFile is desired_config_file: a path to the same JSON.
 	DesiredConfigFile string `envconfig:"DESIRED_CONFIG_FILE"`
+	// DesiredConfigPollSeconds is desired_config_pollIntervalInSeconds
+	// (edgegrid extension): how often desired_config_file is read again;
+	// a change of content is applied live.
+	DesiredConfigPollSeconds int `envconfig:"DESIRED_CONFIG_POLLINTERVALINSECONDS" default:"5"`
 
 	// IoTEdgeModuleID is IOTEDGE_MODULEID, set by the IoT Edge runtime.
 	IoTEdgeModuleID string `envconfig:"IOTEDGE_MODULEID"`
@@ -155,10 +159,21 @@ type Config struct {
 	// BindAddress is api__bindAddress (edgegrid extension): the listeners'
 	// host; empty means all interfaces.
 	BindAddress string `envconfig:"API__BINDADDRESS"`
+	// PublicHost is api__publicHost (edgegrid extension): the host, or
+	// host:port, that topics' endpoint URLs name. Empty means the module's
+	// name (IOTEDGE_MODULEID, else eventgridmodule), the name other modules
+	// reach it by; without a port the serving listener's port is added.
+	// Endpoint URLs never echo a request's Host header.
+	PublicHost string `envconfig:"API__PUBLICHOST"`
 	// MaxDiscardBytes is api__maxDiscardBytes (edgegrid extension): how much
 	// of a refused request's body is read and discarded so that the client
 	// reads the refusal.
 	MaxDiscardBytes int64 `envconfig:"API__MAXDISCARDBYTES" default:"16777216"`
+	// MaxBodyBytesInFlight is api__maxBodyBytesInFlight (edgegrid
+	// extension): the memory request bodies being read may hold together;
+	// a body that would pass it is refused with 503. 0 means a quarter of
+	// broker__maxQueuedBytes, at least api__maxContentLengthInBytes.
+	MaxBodyBytesInFlight int64 `envconfig:"API__MAXBODYBYTESINFLIGHT" default:"0"`
 	// MaxHeaderBytes is api__maxHeaderBytes (edgegrid extension).
 	MaxHeaderBytes int `envconfig:"API__MAXHEADERBYTES" default:"16384"`
 	// ReadHeaderTimeoutSeconds is api__readHeaderTimeoutInSeconds (edgegrid extension).
@@ -187,6 +202,10 @@ type Config struct {
 	// ExponentialScale is broker__exponentialScale (edgegrid extension): a
 	// factor on the CloudExponential delays and probation lengths.
 	ExponentialScale Factor `envconfig:"BROKER__EXPONENTIALSCALE" default:"1"`
+	// QueueTimeScale is broker__queueTimeScale (edgegrid extension, for
+	// tests): a factor on queue subscriptions' lock durations, release
+	// delays and the renew limit.
+	QueueTimeScale Factor `envconfig:"BROKER__QUEUETIMESCALE" default:"1"`
 	// DeadLetterFlushIntervalSeconds is
 	// broker__deadLetterFlushIntervalInSeconds (edgegrid extension): the
 	// least time between two dead-letter blobs of one subscription.
@@ -206,6 +225,11 @@ type Config struct {
 	MaxFilterValues int `envconfig:"API__FILTERLIMITS__MAXVALUESPERFILTER" default:"25"`
 	// MaxFilterStringLength is api__filterLimits__maxStringLength (edgegrid extension).
 	MaxFilterStringLength int `envconfig:"API__FILTERLIMITS__MAXSTRINGLENGTH" default:"512"`
+	// MaxIncludedEventTypes is api__filterLimits__maxIncludedEventTypes
+	// (edgegrid extension): the most entries a subscription's
+	// includedEventTypes may have. Azure documents no such limit; 1000 is
+	// well past any list seen in practice and keeps a subscription small.
+	MaxIncludedEventTypes int `envconfig:"API__FILTERLIMITS__MAXINCLUDEDEVENTTYPES" default:"1000"`
 	// LogFormat is log__format (edgegrid extension): auto (console lines when
 	// the log goes to a terminal outside IoT Edge, JSON otherwise), json or
 	// console.
@@ -251,6 +275,11 @@ type Config struct {
 	// EdgeHubMaxReconnectSeconds is edgehub__maxReconnectIntervalInSeconds:
 	// the longest wait between connection attempts.
 	EdgeHubMaxReconnectSeconds int `envconfig:"EDGEHUB__MAXRECONNECTINTERVALINSECONDS" default:"30"`
+	// EdgeHubTwin is edgehub__twin: whether the module twin's desired
+	// properties are followed live over the edgeHub connection. auto
+	// follows them under IoT Edge only; enabled also with edgehub__mqttUrl
+	// (the broker there must answer the twin requests); disabled never.
+	EdgeHubTwin string `envconfig:"EDGEHUB__TWIN" default:"auto"`
 }
 
 // Default returns the configuration with every default applied and nothing

@@ -100,6 +100,7 @@ var specDefaults = config.Config{
 	MaxQueuedBytesPerSubscription:        67108864,
 	DefaultRetrySchedule:                 "EdgeQueues",
 	ExponentialScale:                     1,
+	QueueTimeScale:                       1,
 	ProbationAfterFailures:               10,
 	DeadLetterFlushIntervalSeconds:       60,
 	DeadLetterMaxWaitSeconds:             14400,
@@ -107,10 +108,13 @@ var specDefaults = config.Config{
 	MaxAdvancedFilters:                   25,
 	MaxFilterValues:                      25,
 	MaxFilterStringLength:                512,
+	MaxIncludedEventTypes:                1000,
 	LogFormat:                            "auto",
 	LogLevel:                             "info",
 	EdgeHubTokenLifetimeSeconds:          3600,
 	EdgeHubMaxReconnectSeconds:           30,
+	DesiredConfigPollSeconds:             5,
+	EdgeHubTwin:                          "auto",
 }
 
 func TestDefaults(t *testing.T) {

@@ -9,7 +9,8 @@ import (
 )
 
 // Intervals is broker__backoffIntervals: the delays of the two back-off
-// queues, in order. A valid value holds exactly two positive durations.
+// queues, in order. A valid value holds exactly two positive durations of
+// at most ten years (3650 days).
 //
 // In the environment it is written as two comma-separated durations, each
 // either .NET TimeSpan text ("00:01:00", "1.00:00:00" for one day,
@@ -17,7 +18,7 @@ import (
 type Intervals []time.Duration
 
 // intervalsAccepted describes the accepted syntax in error messages.
-const intervalsAccepted = "accepted values are two comma-separated positive durations, " +
+const intervalsAccepted = "accepted values are two comma-separated positive durations of at most 3650 days, " +
 	"each hh:mm:ss, d.hh:mm:ss, hh:mm:ss.fff or Go syntax such as 1m or 500ms"
 
 // Decode implements envconfig.Decoder. It parses exactly two comma-separated
@@ -51,9 +52,14 @@ func (iv Intervals) String() string {
 	return strings.Join(s, ",")
 }
 
-// valid reports whether iv holds exactly two positive durations.
+// maxInterval bounds each back-off delay, as maxSeconds bounds the keys in
+// seconds.
+const maxInterval = maxSeconds * time.Second
+
+// valid reports whether iv holds exactly two positive durations within
+// maxInterval.
 func (iv Intervals) valid() bool {
-	return len(iv) == 2 && iv[0] > 0 && iv[1] > 0
+	return len(iv) == 2 && iv[0] > 0 && iv[1] > 0 && iv[0] <= maxInterval && iv[1] <= maxInterval
 }
 
 // parseDuration accepts TimeSpan text (anything with a colon) or Go syntax.

@@ -93,6 +93,7 @@ var keyTable = []key{
 	// 2.6 declarative bootstrap
 	{name: "desired_config", redact: sizeOnly},
 	{name: "desired_config_file"},
+	{name: "desired_config_pollIntervalInSeconds"},
 	// 7.7 IoT Edge runtime
 	{name: "IOTEDGE_MODULEID"},
 	{name: "IOTEDGE_DEVICEID"},
@@ -103,7 +104,9 @@ var keyTable = []key{
 	{name: "IOTEDGE_WORKLOADURI"},
 	// edgegrid extensions
 	{name: "api__bindAddress"},
+	{name: "api__publicHost"},
 	{name: "api__maxDiscardBytes"},
+	{name: "api__maxBodyBytesInFlight"},
 	{name: "api__maxHeaderBytes"},
 	{name: "api__readHeaderTimeoutInSeconds"},
 	{name: "broker__maxTopics"},
@@ -114,6 +117,7 @@ var keyTable = []key{
 	{name: "broker__maxQueuedBytesPerSubscription"},
 	{name: "broker__defaultRetrySchedule"},
 	{name: "broker__exponentialScale"},
+	{name: "broker__queueTimeScale"},
 	{name: "broker__probationAfterFailures"},
 	{name: "broker__deadLetterFlushIntervalInSeconds"},
 	{name: "broker__deadLetterMaxWaitInSeconds"},
@@ -121,6 +125,7 @@ var keyTable = []key{
 	{name: "api__filterLimits__maxAdvancedFilters"},
 	{name: "api__filterLimits__maxValuesPerFilter"},
 	{name: "api__filterLimits__maxStringLength"},
+	{name: "api__filterLimits__maxIncludedEventTypes"},
 	{name: "log__format"},
 	{name: "log__level"},
 	{name: "debug__pprofAddress"},
@@ -133,6 +138,7 @@ var keyTable = []key{
 	{name: "edgehub__caFile"},
 	{name: "edgehub__tokenLifetimeInSeconds"},
 	{name: "edgehub__maxReconnectIntervalInSeconds"},
+	{name: "edgehub__twin"},
 }
 
 // valueKind says how a key's value is parsed, normalised and compared.

@@ -104,10 +104,19 @@ var reporterTypes = []ReporterType{ReporterNone, ReporterPrometheus, ReporterCon
 // an error listing the accepted values when nothing matches.
 func (r *ReporterType) Decode(value string) error { return decodeEnum(r, reporterTypes, value) }
 
+// The values of edgehub__twin.
+const (
+	TwinAuto     = "auto"
+	TwinEnabled  = "enabled"
+	TwinDisabled = "disabled"
+)
+
 // Accepted values of the string settings that are not enum types.
 var (
 	logFormats = []string{"auto", "json", "console"}
 	logLevels  = []string{"trace", "debug", "info", "warn", "error"}
+	// twinModes are the values of edgehub__twin.
+	twinModes = []string{TwinAuto, TwinEnabled, TwinDisabled}
 )
 
 // decodeEnum sets *dst to the member of values equal to value, ignoring case

@@ -4,11 +4,26 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // unbounded marks an integer range with no upper limit.
 const unbounded = math.MaxInt64
+
+// The upper bounds of keys whose large values would break the arithmetic
+// of durations: ten years, well inside the 292 years of time.Duration,
+// beyond which a value overflows into a negative duration (an immediate
+// timeout or retry, over and over).
+const (
+	maxSeconds = 10 * 365 * 24 * 60 * 60
+	maxMinutes = maxSeconds / 60
+	// maxExponentialScale keeps the longest CloudExponential delay (12 h)
+	// under 600 days.
+	maxExponentialScale = 1000
+)
 
 // intRange is the accepted range of one integer key.
 type intRange struct {
@@ -30,33 +45,35 @@ func (r intRange) accepted() string {
 func (c Config) intRanges() []intRange {
 	r := func(env string, v, lo, hi int) intRange { return intRange{env, int64(v), int64(lo), int64(hi)} }
 	atLeast := func(env string, v, lo int) intRange { return intRange{env, int64(v), int64(lo), unbounded} }
+	seconds := func(env string, v, lo int) intRange { return r(env, v, lo, maxSeconds) }
 	return []intRange{
 		// DefaultMaxDeliveryAttempts may go up to 30, or to the subscription
 		// limit when that is raised above 30.
 		r("BROKER__DEFAULTMAXDELIVERYATTEMPTS", c.DefaultMaxDeliveryAttempts, 1, max(30, c.RetryMaxDeliveryAttempts)),
-		atLeast("BROKER__DEFAULTEVENTTIMETOLIVEINSECONDS", c.DefaultEventTTLSeconds, 1),
+		seconds("BROKER__DEFAULTEVENTTIMETOLIVEINSECONDS", c.DefaultEventTTLSeconds, 1),
 		atLeast("BROKER__DEFAULTMAXBATCHSIZEINBYTES", c.DefaultMaxBatchSizeInBytes, 1),
 		r("BROKER__DEFAULTMAXEVENTSPERBATCH", c.DefaultMaxEventsPerBatch, 1, max(1, c.MaxEventsPerBatchLimit)),
-		atLeast("BROKER__DELIVERTIMEOUTINSECONDS", c.DeliverTimeoutSeconds, 1),
+		seconds("BROKER__DELIVERTIMEOUTINSECONDS", c.DeliverTimeoutSeconds, 1),
 		atLeast("BROKER__MAXCONCURRENTDELIVERIES", c.MaxConcurrentDeliveries, 1),
 		atLeast("BROKER__MAXREADBATCHSIZE", c.MaxReadBatchSize, 1),
-		atLeast("BROKER__MAXSUBSCRIPTIONCACHESTALENESSINSECONDS", c.MaxSubscriptionCacheStalenessSeconds, 0),
-		atLeast("BROKER__STARTTIMEOUTINSECONDS", c.StartTimeoutSeconds, 1),
-		atLeast("BROKER__STOPTIMEOUTINSECONDS", c.StopTimeoutSeconds, 0),
+		seconds("BROKER__MAXSUBSCRIPTIONCACHESTALENESSINSECONDS", c.MaxSubscriptionCacheStalenessSeconds, 0),
+		seconds("BROKER__STARTTIMEOUTINSECONDS", c.StartTimeoutSeconds, 1),
+		seconds("BROKER__STOPTIMEOUTINSECONDS", c.StopTimeoutSeconds, 0),
 		atLeast("API__DELIVERYPOLICYLIMITS__MAXEVENTSPERBATCH", c.MaxEventsPerBatchLimit, 1),
 		atLeast("API__DELIVERYPOLICYLIMITS__MAXPREFERREDBATCHSIZEINKILOBYTES", c.MaxPreferredBatchSizeKBLimit, 1),
-		atLeast("API__RETRYPOLICYLIMITS__MINEXPIRATIONTIMEINMINUTES", c.RetryMinExpirationMinutes, 1),
-		atLeast("API__RETRYPOLICYLIMITS__MAXEXPIRATIONTIMEINMINUTES", c.RetryMaxExpirationMinutes, max(1, c.RetryMinExpirationMinutes)),
+		r("API__RETRYPOLICYLIMITS__MINEXPIRATIONTIMEINMINUTES", c.RetryMinExpirationMinutes, 1, maxMinutes),
+		r("API__RETRYPOLICYLIMITS__MAXEXPIRATIONTIMEINMINUTES", c.RetryMaxExpirationMinutes, max(1, c.RetryMinExpirationMinutes), maxMinutes),
 		atLeast("API__RETRYPOLICYLIMITS__MAXDELIVERYATTEMPTS", c.RetryMaxDeliveryAttempts, 1),
 		atLeast("API__MAXTOPICNAMELENGTH", c.MaxTopicNameLength, 1),
 		atLeast("API__MAXCONTENTLENGTHINBYTES", c.MaxContentLength, 1),
-		atLeast("API__REQUESTTIMEOUTINSECONDS", c.RequestTimeoutSeconds, 1),
+		seconds("API__REQUESTTIMEOUTINSECONDS", c.RequestTimeoutSeconds, 1),
 		r("API__HTTPPORT", c.HTTPPort, 0, 65535),
 		r("API__HTTPSPORT", c.HTTPSPort, 0, 65535),
-		atLeast("METRICS__REPORTINGINTERVALINSECONDS", c.MetricsReportingIntervalSeconds, 1),
-		atLeast("API__MAXHEADERBYTES", c.MaxHeaderBytes, 1),
+		seconds("METRICS__REPORTINGINTERVALINSECONDS", c.MetricsReportingIntervalSeconds, 1),
+		atLeast("API__MAXHEADERBYTES", c.MaxHeaderBytes, 4097), // net/http cannot cap below it
 		{"API__MAXDISCARDBYTES", c.MaxDiscardBytes, 0, unbounded},
-		atLeast("API__READHEADERTIMEOUTINSECONDS", c.ReadHeaderTimeoutSeconds, 1),
+		{"API__MAXBODYBYTESINFLIGHT", c.MaxBodyBytesInFlight, 0, unbounded},
+		seconds("API__READHEADERTIMEOUTINSECONDS", c.ReadHeaderTimeoutSeconds, 1),
 		atLeast("BROKER__MAXTOPICS", c.MaxTopics, 1),
 		atLeast("BROKER__MAXSUBSCRIPTIONSPERTOPIC", c.MaxSubscriptionsPerTopic, 1),
 		atLeast("BROKER__MAXQUEUEDEVENTS", c.MaxQueuedEvents, 1),
@@ -64,14 +81,16 @@ func (c Config) intRanges() []intRange {
 		atLeast("BROKER__MAXQUEUEDEVENTSPERSUBSCRIPTION", c.MaxQueuedEventsPerSubscription, 1),
 		{"BROKER__MAXQUEUEDBYTESPERSUBSCRIPTION", c.MaxQueuedBytesPerSubscription, 1, unbounded},
 		atLeast("BROKER__PROBATIONAFTERFAILURES", c.ProbationAfterFailures, 1),
-		atLeast("BROKER__DEADLETTERFLUSHINTERVALINSECONDS", c.DeadLetterFlushIntervalSeconds, 1),
-		atLeast("BROKER__DEADLETTERMAXWAITINSECONDS", c.DeadLetterMaxWaitSeconds, 1),
+		seconds("BROKER__DEADLETTERFLUSHINTERVALINSECONDS", c.DeadLetterFlushIntervalSeconds, 1),
+		seconds("BROKER__DEADLETTERMAXWAITINSECONDS", c.DeadLetterMaxWaitSeconds, 1),
 		atLeast("BROKER__MAXCONCURRENTDELIVERIESPERSUBSCRIPTION", c.MaxDeliveriesPerSubscription, 1),
 		atLeast("API__FILTERLIMITS__MAXADVANCEDFILTERS", c.MaxAdvancedFilters, 1),
 		atLeast("API__FILTERLIMITS__MAXVALUESPERFILTER", c.MaxFilterValues, 1),
 		atLeast("API__FILTERLIMITS__MAXSTRINGLENGTH", c.MaxFilterStringLength, 1),
-		atLeast("EDGEHUB__TOKENLIFETIMEINSECONDS", c.EdgeHubTokenLifetimeSeconds, 5),
-		atLeast("EDGEHUB__MAXRECONNECTINTERVALINSECONDS", c.EdgeHubMaxReconnectSeconds, 1),
+		atLeast("API__FILTERLIMITS__MAXINCLUDEDEVENTTYPES", c.MaxIncludedEventTypes, 1),
+		seconds("EDGEHUB__TOKENLIFETIMEINSECONDS", c.EdgeHubTokenLifetimeSeconds, 5),
+		seconds("EDGEHUB__MAXRECONNECTINTERVALINSECONDS", c.EdgeHubMaxReconnectSeconds, 1),
+		seconds("DESIRED_CONFIG_POLLINTERVALINSECONDS", c.DesiredConfigPollSeconds, 1),
 	}
 }
 
@@ -101,7 +120,12 @@ func (c Config) Validate() error {
 	enum("BROKER__DEFAULTRETRYSCHEDULE", slices.Contains(retrySchedules, c.DefaultRetrySchedule), string(c.DefaultRetrySchedule), acceptedValues(retrySchedules))
 	enum("LOG__FORMAT", slices.Contains(logFormats, c.LogFormat), c.LogFormat, acceptedValues(logFormats))
 	enum("LOG__LEVEL", slices.Contains(logLevels, c.LogLevel), c.LogLevel, acceptedValues(logLevels))
+	enum("EDGEHUB__TWIN", slices.Contains(twinModes, c.EdgeHubTwin), c.EdgeHubTwin, acceptedValues(twinModes))
 	enum("BROKER__BACKOFFINTERVALS", c.BackoffIntervals.valid(), c.BackoffIntervals.String(), intervalsAccepted)
+	enum("API__PUBLICHOST", validPublicHost(c.PublicHost), c.PublicHost, "a host name or IP address, optionally with :port, without scheme or path (e.g. eventgridmodule or gateway.example:4438)")
+	if c.ExponentialScale > maxExponentialScale {
+		bad("BROKER__EXPONENTIALSCALE", float64(c.ExponentialScale), fmt.Sprintf("accepted values are positive numbers up to %d such as 1 or 0.01", maxExponentialScale))
+	}
 
 	for _, r := range c.intRanges() {
 		if r.value < r.min || r.value > r.max {
@@ -109,6 +133,35 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(append(errs, c.crossFieldErrors()...)...)
+}
+
+// validPublicHost reports whether s is empty or a host[:port] that can
+// stand in a URL's authority.
+func validPublicHost(s string) bool {
+	if s == "" {
+		return true
+	}
+	host := s
+	if h, port, err := net.SplitHostPort(s); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+		host = h
+	} else if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		host = s[1 : len(s)-1]
+	}
+	if host == "" {
+		return false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.To4() != nil || strings.HasPrefix(s, "[")
+	}
+	for _, r := range host {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // crossFieldErrors checks the rules that tie settings together.
@@ -143,6 +196,10 @@ func (c Config) crossFieldErrors() []error {
 	if c.TLSPolicy == TLSEnabled && c.HTTPPort != 0 && c.HTTPPort == c.HTTPSPort {
 		errs = append(errs, fmt.Errorf("%s and %s are both %d: they must differ when %s is enabled",
 			docName("API__HTTPPORT"), docName("API__HTTPSPORT"), c.HTTPPort, docName("INBOUND__SERVERAUTH__TLSPOLICY")))
+	}
+	if c.MaxBodyBytesInFlight > 0 && c.MaxBodyBytesInFlight < int64(c.MaxContentLength) {
+		errs = append(errs, fmt.Errorf("invalid value %d for %s: it must be 0 or at least %s (%d), or no body of that size could ever be read",
+			c.MaxBodyBytesInFlight, docName("API__MAXBODYBYTESINFLIGHT"), docName("API__MAXCONTENTLENGTHINBYTES"), c.MaxContentLength))
 	}
 	if c.DesiredConfig != "" && c.DesiredConfigFile != "" {
 		errs = append(errs, fmt.Errorf("%s and %s are both set: set at most one",

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/config"
 )
@@ -48,10 +49,22 @@ func TestConfig_Validate(t *testing.T) {
 		{"EventsPerBatchLoweredLimit", func(c *config.Config) { c.MaxEventsPerBatchLimit = 5 },
 			[]string{"invalid value 10 for broker__defaultMaxEventsPerBatch: accepted range is 1 to 5"}},
 		{"ExpirationMaxBelowMin", func(c *config.Config) { c.RetryMinExpirationMinutes, c.RetryMaxExpirationMinutes = 10, 5 },
-			[]string{"invalid value 5 for api__retryPolicyLimits__maxExpirationTimeInMinutes: accepted range is at least 10"}},
+			[]string{"invalid value 5 for api__retryPolicyLimits__maxExpirationTimeInMinutes: accepted range is 10 to 5256000"}},
 		{"StopTimeoutZeroFine", func(c *config.Config) { c.StopTimeoutSeconds = 0 }, nil},
+		{"TTLAboveTenYears", func(c *config.Config) { c.DefaultEventTTLSeconds = 9_300_000_000 },
+			[]string{"invalid value 9300000000 for broker__defaultEventTimeToLiveInSeconds: accepted range is 1 to 315360000"}},
+		{"TTLTenYearsFine", func(c *config.Config) { c.DefaultEventTTLSeconds = 315360000 }, nil},
+		{"DeliverTimeoutOverflows", func(c *config.Config) { c.DeliverTimeoutSeconds = 1 << 40 },
+			[]string{"broker__deliverTimeoutInSeconds: accepted range is 1 to 315360000"}},
+		{"ExpirationLimitAboveTenYears", func(c *config.Config) { c.RetryMaxExpirationMinutes = 6_000_000 },
+			[]string{"invalid value 6000000 for api__retryPolicyLimits__maxExpirationTimeInMinutes: accepted range is 1 to 5256000"}},
+		{"IntervalAboveTenYears", func(c *config.Config) { c.BackoffIntervals = config.Intervals{time.Minute, 3651 * 24 * time.Hour} },
+			[]string{"broker__backoffIntervals: accepted values are two comma-separated positive durations of at most 3650 days"}},
+		{"ExponentialScaleOverflows", func(c *config.Config) { c.ExponentialScale = 1e9 },
+			[]string{"invalid value 1e+09 for broker__exponentialScale: accepted values are positive numbers up to 1000"}},
+		{"ExponentialScale1000Fine", func(c *config.Config) { c.ExponentialScale = 1000 }, nil},
 		{"DeliverTimeoutZero", func(c *config.Config) { c.DeliverTimeoutSeconds = 0 },
-			[]string{"invalid value 0 for broker__deliverTimeoutInSeconds: accepted range is at least 1"}},
+			[]string{"invalid value 0 for broker__deliverTimeoutInSeconds: accepted range is 1 to 315360000"}},
 		{"SASWithoutKeys", func(c *config.Config) { c.SASKeysEnabled = true },
 			[]string{"missing inbound__clientAuth__sasKeys__key1 or inbound__clientAuth__sasKeys__key2: at least one key is required when inbound__clientAuth__sasKeys__enabled is true"}},
 		{"SASWithKey2", func(c *config.Config) { c.SASKeysEnabled, c.SASKey2 = true, "k" }, nil},
@@ -76,6 +89,18 @@ func TestConfig_Validate(t *testing.T) {
 		}, nil},
 		{"BothDesiredConfigs", func(c *config.Config) { c.DesiredConfig, c.DesiredConfigFile = "{}", "/etc/eg.json" },
 			[]string{"desired_config and desired_config_file are both set"}},
+		{"PublicHostName", func(c *config.Config) { c.PublicHost = "eventgridmodule" }, nil},
+		{"PublicHostWithPort", func(c *config.Config) { c.PublicHost = "gateway.example:4438" }, nil},
+		{"PublicHostIPv4", func(c *config.Config) { c.PublicHost = "10.0.0.4" }, nil},
+		{"PublicHostIPv6", func(c *config.Config) { c.PublicHost = "[fd00::4]:4438" }, nil},
+		{"PublicHostURL", func(c *config.Config) { c.PublicHost = "https://gateway.example" },
+			[]string{`invalid value "https://gateway.example" for api__publicHost: a host name or IP address`}},
+		{"PublicHostPath", func(c *config.Config) { c.PublicHost = "gateway/x" }, []string{"api__publicHost"}},
+		{"PublicHostBadPort", func(c *config.Config) { c.PublicHost = "gateway:99999" }, []string{"api__publicHost"}},
+		{"PublicHostBareIPv6", func(c *config.Config) { c.PublicHost = "fd00::4" }, []string{"api__publicHost"}},
+		{"BodyBudgetBelowOneBody", func(c *config.Config) { c.MaxBodyBytesInFlight = 1000 },
+			[]string{"invalid value 1000 for api__maxBodyBytesInFlight: it must be 0 or at least api__maxContentLengthInBytes (1058576)"}},
+		{"BodyBudgetOneBody", func(c *config.Config) { c.MaxBodyBytesInFlight = 1058576 }, nil},
 		{"SeveralAtOnce", func(c *config.Config) { c.HTTPPort, c.MaxTopics, c.LogLevel = -5, 0, "loud" },
 			[]string{"api__httpPort", "broker__maxTopics", "log__level"}},
 	}

@@ -21,8 +21,10 @@ import (
 
 // Options configure a Writer. Zero values take the defaults.
 type Options struct {
-	// FlushInterval is the least time between two blobs of one
-	// subscription (broker__deadLetterFlushIntervalInSeconds, 60 s).
+	// FlushInterval is the most time a subscription's letters wait to
+	// fill a blob, and the least time between two blobs that are not full
+	// (broker__deadLetterFlushIntervalInSeconds, 60 s). A full blob's worth
+	// of letters is written at once, as often as storage takes it.
 	FlushInterval time.Duration
 	// MaxWait is how long letters wait for storage before they are dropped
 	// (4 hours, as the cloud).
@@ -32,8 +34,11 @@ type Options struct {
 	RetryInterval time.Duration
 	// WriteTimeout bounds one write.
 	WriteTimeout time.Duration
-	// MaxBlobEvents bounds the events of one blob.
+	// MaxBlobEvents bounds the events of one blob (1,000).
 	MaxBlobEvents int
+	// MaxBlobBytes bounds the bytes of one blob's events (4 MiB); a blob
+	// holds at least one event.
+	MaxBlobBytes int
 	// Metrics, if not nil, counts what happens to the letters.
 	Metrics Metrics
 }
@@ -53,6 +58,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxBlobEvents <= 0 {
 		o.MaxBlobEvents = 1000
+	}
+	if o.MaxBlobBytes <= 0 {
+		o.MaxBlobBytes = 4 << 20
 	}
 	if o.Metrics == nil {
 		o.Metrics = nopMetrics{}
@@ -95,6 +103,7 @@ type Writer struct {
 type pending struct {
 	sub       *eventgrid.EventSubscription
 	letters   []letter
+	bytes     int       // of the letters' bodies
 	lastWrite time.Time // of the last blob
 	next      time.Time // no write before
 	backoff   time.Duration
@@ -142,16 +151,26 @@ func (w *Writer) DeadLetter(l delivery.DeadLetter) {
 	}
 	if len(p.letters) == 0 {
 		// The first letter after a quiet spell goes at once, the rest wait
-		// for the flush interval: one blob per subscription per interval.
+		// for the flush interval to fill a blob.
 		p.next = maxTime(now, p.lastWrite.Add(w.opts.FlushInterval), p.next)
 	}
 	p.sub = l.Subscription
 	p.letters = append(p.letters, letter{DeadLetter: l, queued: now})
+	p.bytes += len(l.Body)
+	if w.fullLocked(p) && p.backoff == 0 {
+		// A full blob's worth goes at once, unless storage is failing.
+		p.next = now
+	}
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
 	default:
 	}
+}
+
+// fullLocked reports whether p holds at least a blob's worth of letters.
+func (w *Writer) fullLocked(p *pending) bool {
+	return len(p.letters) >= w.opts.MaxBlobEvents || p.bytes >= w.opts.MaxBlobBytes
 }
 
 func maxTime(ts ...time.Time) time.Time {
@@ -215,13 +234,19 @@ func (w *Writer) flush(p *pending, now time.Time) time.Time {
 	for _, l := range p.letters {
 		if now.Sub(l.queued) >= w.opts.MaxWait {
 			expired = append(expired, l)
+			p.bytes -= len(l.Body)
 		} else {
 			kept = append(kept, l)
 		}
 	}
 	clear(p.letters[len(kept):])
 	p.letters = kept
-	batch := append([]letter(nil), p.letters[:min(len(p.letters), w.opts.MaxBlobEvents)]...)
+	n, size := 0, 0
+	for n < len(p.letters) && n < w.opts.MaxBlobEvents && (n == 0 || size+len(p.letters[n].Body) <= w.opts.MaxBlobBytes) {
+		size += len(p.letters[n].Body)
+		n++
+	}
+	batch := append([]letter(nil), p.letters[:n]...)
 	sub := p.sub
 	w.mu.Unlock()
 	if len(expired) > 0 {
@@ -248,11 +273,15 @@ func (w *Writer) flush(p *pending, now time.Time) time.Time {
 	}
 	// The letters written are the first len(batch) ones still pending: new
 	// ones are only ever appended.
-	n := len(batch)
 	clear(p.letters[:n])
 	p.letters = p.letters[n:]
+	p.bytes -= size
 	p.backoff, p.lastWrite = 0, now
 	p.next = now.Add(w.opts.FlushInterval)
+	if w.fullLocked(p) {
+		// A backlog of full blobs goes as fast as storage takes it.
+		p.next = now
+	}
 	w.opts.Metrics.DeadLetterWritten(sub, n)
 	for _, l := range batch {
 		l.Done()
@@ -365,7 +394,7 @@ func (w *Writer) Close(ctx context.Context) int {
 		}
 		w.mu.Lock()
 		rest := p.letters
-		p.letters = nil
+		p.letters, p.bytes = nil, 0
 		w.mu.Unlock()
 		n += len(rest)
 		w.drop(rest, "the broker is stopping")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -228,5 +229,69 @@ func TestWriter_WrongKeyReportedThenDropped(t *testing.T) {
 	}
 	if strings.Contains(out, wrong) || strings.Contains(out, "AccountKey") {
 		t.Error("the connection string reached the log")
+	}
+}
+
+// TestWriter_Backlog: more than a blob's worth of letters is written in as
+// many full blobs as it takes, at once, not one blob per flush interval; a
+// blob holds at most MaxBlobEvents letters and MaxBlobBytes bytes of them.
+// What does not fill a blob waits for the interval.
+func TestWriter_Backlog(t *testing.T) {
+	az := azurite.Start(t)
+	connStr := az.ConnectionString(azurite.Key)
+	m := &counts{}
+	w := deadletter.New(deadletter.Options{FlushInterval: time.Hour, MaxBlobEvents: 100, MaxBlobBytes: 4000, Metrics: m}, zerolog.Nop())
+	defer w.Close(context.Background())
+	s := sub("s", eventgrid.EventGridSchema, connStr)
+	var done atomic.Int64
+	small := func(i int) delivery.DeadLetter {
+		return letter(s, fmt.Sprintf(`{"id":"%03d","data":{}}`, i), delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done)
+	}
+	waitDone := func(n int64) {
+		t.Helper()
+		brokertest.Eventually(t, 20*time.Second, func() error {
+			if done.Load() < n {
+				return fmt.Errorf("%d of %d letters done", done.Load(), n)
+			}
+			return nil
+		})
+	}
+	// 350 letters of 25 bytes: the first may go on its own (the first
+	// letter after a quiet spell goes at once), then three blobs of 100 go
+	// at once, and the rest wait.
+	for i := range 350 {
+		w.DeadLetter(small(i))
+	}
+	waitDone(300)
+	// Four letters of about 1,500 bytes make those waiting more than
+	// 4,000 bytes: at least one blob goes at once, bounded by bytes. How
+	// many letters it holds depends on the letters' encoded length, which
+	// varies by a few bytes with the times they carry, so only the bounds
+	// are checked. What is left waits for the interval: Close writes it.
+	big := strings.Repeat("x", 1480)
+	before := done.Load()
+	for i := range 4 {
+		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"b%d","data":%q}`, i, big), delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done))
+	}
+	waitDone(before + 1)
+	if n := done.Load(); n >= 354 {
+		t.Errorf("%d letters done before the interval, want some still waiting for it", n)
+	}
+	if n := w.Close(t.Context()); n != 0 {
+		t.Fatalf("Close dropped %d letters", n)
+	}
+	got := blobs(t, connStr)
+	var sizes []int
+	total := 0
+	for _, evs := range got {
+		sizes = append(sizes, len(evs))
+		total += len(evs)
+	}
+	slices.Sort(sizes)
+	if total != 354 || sizes[len(sizes)-1] > 100 || len(sizes) > 8 {
+		t.Errorf("blobs of %v letters, want 354 in full blobs of at most 100 letters or 4,000 bytes", sizes)
+	}
+	if m.written.Load() != 354 {
+		t.Errorf("%d counted written, want 354", m.written.Load())
 	}
 }

@@ -429,3 +429,64 @@ func TestEngine_DeleteWhileInFlight(t *testing.T) {
 }
 
 var errStopped = errors.New("stopped")
+
+// TestEngine_ProbationEndsWithCloudExponential: a subscription switched
+// from CloudExponential to EdgeQueues leaves its probation: new events are
+// tried at once, and those that waited for the probation's end are too.
+func TestEngine_ProbationEndsWithCloudExponential(t *testing.T) {
+	e, clock, s, _ := clockedEngine(t, func(o *delivery.Options) { o.ProbationAfterFailures = 1 }, nil)
+	sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
+		s.RetryPolicy = &eventgrid.RetryPolicy{Schedule: eventgrid.CloudExponential}
+	})
+	ev := newEvent("e1", 100)
+	ev.Accepted = clock.Now()
+	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, ev)
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if st, _ := e.QueueStats(sub); st.ProbationUntil.IsZero() || st.InFlight != 0 {
+			return fmt.Errorf("not on probation yet: %+v", st)
+		}
+		return nil
+	})
+	ev2 := newEvent("e2", 100)
+	ev2.Accepted = clock.Now()
+	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, ev2) // waits for the probation's end
+	edge := *sub
+	edge.RetryPolicy = &eventgrid.RetryPolicy{Schedule: eventgrid.EdgeQueues}
+	e.SubscriptionPut(&edge)
+	ev3 := newEvent("e3", 100)
+	ev3.Accepted = clock.Now()
+	mustPublish(t, e, []*eventgrid.EventSubscription{&edge}, ev3)
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := len(s.attempts()); n != 3 {
+			return fmt.Errorf("%d attempts without the clock moving, want 3: e2 and e3 tried at once", n)
+		}
+		return nil
+	})
+	if st, _ := e.QueueStats(&edge); !st.ProbationUntil.IsZero() {
+		t.Errorf("still on probation until %v after the switch to EdgeQueues", st.ProbationUntil)
+	}
+}
+
+// TestEngine_LastAttemptAfter50Days: the time of an event's last attempt
+// is kept exactly however long the event lives (a millisecond count in 32
+// bits would wrap after 49.7 days).
+func TestEngine_LastAttemptAfter50Days(t *testing.T) {
+	dl := &deadLetters{}
+	e, clock, s, m := clockedEngine(t, func(o *delivery.Options) {
+		o.DeadLetterer = dl
+		o.Backoff = [2]time.Duration{50 * 24 * time.Hour, 50 * 24 * time.Hour}
+	}, nil)
+	sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
+		s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 2, EventExpiryInMinutes: 200 * 24 * 60}
+		s.DeadLetter = &eventgrid.DeadLetterDestination{EndpointType: eventgrid.StorageBlob}
+	})
+	start := clock.Now()
+	runSchedule(t, e, clock, s, m, sub)
+	l := dl.all()
+	if len(l) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(l))
+	}
+	if want := start.Add(50 * 24 * time.Hour); !l[0].LastAttempt.Equal(want) {
+		t.Errorf("LastAttempt %v, want %v", l[0].LastAttempt, want)
+	}
+}

@@ -6,8 +6,8 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// The dead-letter reasons of B3. A never-retried status gives
-// "UndeliverableDueToHttp" + the outcome's name.
+// The deadLetterReason values of cloud Event Grid. A never-retried status
+// gives "UndeliverableDueToHttp" + the outcome's name.
 const (
 	ReasonMaxDeliveryAttempts = "MaxDeliveryAttemptsExceeded"
 	ReasonTimeToLive          = "TimeToLiveExceeded"

@@ -1,10 +1,66 @@
 // Package delivery moves accepted events to their subscribers. The Engine
 // keeps one queue per event subscription with a ready list and the two
-// back-off lists (1 and 10 minutes by default); workers, started on demand
-// and bounded per subscription and overall, take batches from the ready
-// list and hand them to a Sender. A failed batch is split back into its
-// events, each of which moves to a back-off list until it is delivered or its
-// retry policy (attempts, time to live) drops it, with a log line and a
-// counter. Publish never blocks on delivery; it refuses a request whole when
-// the broker's memory budget for queued events would be exceeded.
+// back-off lists (1 and 10 minutes by default); workers take batches from
+// the ready list and hand them to a Sender. A failed batch is split back
+// into its events, each of which moves to a back-off list until it is
+// delivered or its retry policy (attempts, time to live) gives up on it:
+// then it goes to the subscription's dead-letter destination, logged as
+// "event dead-lettered", or, without one, is dropped, logged as "event
+// dropped by retry policy" and counted as dropped. Publish never blocks on
+// delivery; it refuses a request whole when the broker's memory budget for
+// queued events would be exceeded.
+//
+// # The budget
+//
+// Every byte the broker holds for an event counts against the broker's
+// budget (MaxQueuedBytes) and the subscription's share of it
+// (MaxQueuedBytesPerSubscription): the published request, and each copy
+// converted to another delivery schema, made once per event and schema and
+// shared by the subscriptions of that schema. The bytes stay counted until
+// the request's last delivery is done. Deleting a subscription returns its
+// events to the budget at once, those in requests still in flight too.
+//
+// # Scheduling: hung endpoints do not hold the pool
+//
+// The engine's files are parted by concern: options.go (settings),
+// budget.go (admission and the budget), sched.go (workers, run queues and
+// the watchdog), attempt.go (one delivery attempt and its outcome),
+// queue.go (one subscription's queue) and lifecycle.go (subscriptions put
+// and deleted, shutdown).
+//
+// MaxConcurrent workers, one per slot of the pool, take turns over two run
+// queues. Proven subscriptions (a delivery succeeded, the last attempt did
+// not fail, nothing in flight is suspect) wait in the fast line; unproven,
+// failing and suspect ones in the slow line, which may hold at most half of
+// the pool at once; when both lines wait, workers alternate between them.
+//
+// A request is suspect once it has been in flight longer than four times its
+// subscription's usual answer time (a moving average), within
+// [SuspectAfter/5, SuspectAfter]: 200 ms to 1 s by default, and 200 ms while
+// the subscription has not answered yet. What is suspect is decided from
+// what is observable now, not only from timeouts that complete after
+// DeliverTimeout: a watchdog, armed while requests are in flight, looks at
+// the pool's requests ten times per SuspectAfter. A subscription with a
+// suspect request moves to the slow line and sends one request at a time
+// until that request ends.
+//
+// The worker of a suspect request is parked: it leaves its slot to a new
+// worker and stays with its request until the answer or the timeout, then
+// exits. At most MaxParked requests (twice MaxConcurrent by default) are
+// parked; beyond that a suspect request keeps its worker and counts against
+// the slow line's half, and when that half is full, or other subscriptions
+// wait in the slow line, the request is cancelled and fails as timed out,
+// to be retried by its policy. So the goroutines of the engine number at
+// most MaxConcurrent + MaxParked; however many endpoints hang, new or
+// formerly healthy, proven subscriptions keep at least half of the pool (a
+// request that was proven healthy and then hangs holds its worker for
+// SuspectAfter/5 to SuspectAfter only), and the slow line keeps moving, so
+// that a new subscription is tried within a few watchdog rounds even beside
+// hundreds of new endpoints that hang. The price, only while MaxParked
+// requests are parked: a slow but live endpoint's request may be cancelled
+// after SuspectAfter/5 to SuspectAfter.
+//
+// Lock order: Engine.mu -> queue.mu -> Engine.sched. Under a lock the engine
+// only does arithmetic: log lines, metrics and dead letters are collected
+// and handed over once the lock is released.
 package delivery

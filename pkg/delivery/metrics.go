@@ -20,7 +20,7 @@ const (
 	// DropShutdown: the broker stopped with the event still queued.
 	DropShutdown DropReason = "shutdown"
 	// DropUndeliverable: the destination's answer is never retried
-	// (CloudExponential status classes, B2).
+	// (CloudExponential status classes).
 	DropUndeliverable DropReason = "undeliverable"
 )
 
@@ -39,7 +39,7 @@ type Metrics interface {
 	// were full.
 	Rejected(n int)
 	// DeadLettered reports n events of sub handed to the dead-letter
-	// destination, by B3's deadLetterReason.
+	// destination, by deadLetterReason.
 	DeadLettered(sub *eventgrid.EventSubscription, reason string, n int)
 }
 
@@ -73,7 +73,7 @@ type QueueStats struct {
 	Scheduled        int
 	InFlight         int
 	ConcurrencyLimit int
-	// ProbationUntil is when the subscription's probation (B4) ends; zero
+	// ProbationUntil is when the subscription's probation ends; zero
 	// when it is not on probation.
 	ProbationUntil time.Time
 	// LastFailure and LastError describe the most recent failed attempt.

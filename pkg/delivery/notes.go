@@ -10,6 +10,7 @@ const (
 	noteDelivered noteKind = iota
 	noteFailed
 	noteDropped
+	noteDeadLettered
 	noteSuppressed
 )
 
@@ -19,15 +20,15 @@ type note struct {
 	events     int
 	attempt    int
 	err        error
-	body       []byte // noteDropped: the event, for its id
+	body       []byte // noteDropped, noteDeadLettered: the event, for its id
 	reason     DropReason
 	age        time.Duration
 	suppressed int
 	logKind    logKind // noteSuppressed
 }
 
-// flush writes b's notes and hands its dead letters over, then forgets
-// them. It runs with no lock held.
+// flush writes b's notes, reports its drop counts and hands its dead
+// letters over, then forgets them. It runs with no lock held.
 func (b *taken) flush(e *Engine) {
 	sub := b.Subscription
 	for i := range b.notes {
@@ -43,19 +44,27 @@ func (b *taken) flush(e *Engine) {
 				l = l.Int("suppressed", n.suppressed)
 			}
 			l.Msg(logMessages[logFailure])
-		case noteDropped:
+		case noteDropped, noteDeadLettered:
 			l := e.log.Warn().Str("topic", sub.Topic).Str("subscription", sub.Name).Str("eventId", eventID(n.body)).
 				Str("reason", string(n.reason)).Int("attempts", n.attempt).Dur("age", n.age)
 			if n.suppressed > 0 {
 				l = l.Int("suppressed", n.suppressed)
 			}
-			l.Msg(logMessages[logExpiry])
+			if n.kind == noteDeadLettered {
+				l.Msg(logMessages[logDeadLetter])
+			} else {
+				l.Msg(logMessages[logExpiry])
+			}
 		case noteSuppressed:
 			logSuppressed(e, sub, n.logKind, n.suppressed)
 		}
 	}
 	clear(b.notes)
 	b.notes = b.notes[:0]
+	for _, d := range b.drops {
+		e.metrics.Dropped(sub, d.reason, d.n)
+	}
+	b.drops = b.drops[:0]
 	if d := e.opts.DeadLetterer; d != nil {
 		for _, l := range b.letters {
 			e.metrics.DeadLettered(l.Subscription, l.Reason, 1)

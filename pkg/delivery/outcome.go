@@ -10,7 +10,7 @@ import (
 )
 
 // Outcome is the result of one delivery attempt, by the names cloud Event
-// Grid documents for lastDeliveryOutcome (B3).
+// Grid documents for lastDeliveryOutcome.
 type Outcome uint8
 
 // The outcomes.

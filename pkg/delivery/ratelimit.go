@@ -11,15 +11,17 @@ type logKind int
 
 // The rate-limited kinds of log lines.
 const (
-	logFailure logKind = iota // "delivery attempt failed"
-	logExpiry                 // "event dropped by retry policy"
+	logFailure    logKind = iota // "delivery attempt failed"
+	logExpiry                    // "event dropped by retry policy"
+	logDeadLetter                // "event dead-lettered"
 	numLogKinds
 )
 
 // logMessages are the messages of the rate-limited lines, by kind.
 var logMessages = [numLogKinds]string{
-	logFailure: "delivery attempt failed",
-	logExpiry:  "event dropped by retry policy",
+	logFailure:    "delivery attempt failed",
+	logExpiry:     "event dropped by retry policy",
+	logDeadLetter: "event dead-lettered",
 }
 
 // logLimiter rate-limits one kind of log line of one subscription with fixed

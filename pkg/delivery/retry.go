@@ -19,14 +19,14 @@ type Policy struct {
 	Scale float64
 }
 
-// CloudDelays is the CloudExponential schedule (B1): the delay after the
-// first, second, … failed attempt; the last one repeats.
+// CloudDelays is the CloudExponential schedule, cloud Event Grid's: the
+// delay after the first, second, … failed attempt; the last one repeats.
 var CloudDelays = []time.Duration{
 	10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 10 * time.Minute,
 	30 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
 }
 
-// The CloudExponential bounds of B1 and B2.
+// The CloudExponential bounds: jitter, Retry-After and the least delays.
 const (
 	cloudJitter       = 0.2 // each delay randomised by up to ±20 %
 	maxRetryAfter     = time.Hour
@@ -85,7 +85,7 @@ func cloudDelay(scale float64, attempts int, last Result, jitter float64) time.D
 		scale = 1
 	}
 	base := CloudDelays[min(max(attempts, 1), len(CloudDelays))-1]
-	d := time.Duration(float64(base) * scale * (1 + cloudJitter*max(-1, min(jitter, 1))))
+	d := scaled(base, scale*(1+cloudJitter*max(-1, min(jitter, 1))))
 	floor := minDelayDefault
 	switch {
 	case last.StatusCode == 408:
@@ -93,15 +93,28 @@ func cloudDelay(scale float64, attempts int, last Result, jitter float64) time.D
 	case last.StatusCode == 503:
 		floor = minDelayAvailable
 	}
-	d = max(d, time.Duration(float64(floor)*scale))
+	d = max(d, scaled(floor, scale))
 	if last.RetryAfter > 0 && (last.StatusCode == 429 || last.StatusCode == 503) {
 		d = max(d, min(last.RetryAfter, maxRetryAfter))
 	}
 	return d
 }
 
+// maxDelay bounds every computed delay: a hundred years, far beyond any
+// time to live, and far from the overflow of time.Duration.
+const maxDelay = 100 * 365 * 24 * time.Hour
+
+// scaled returns d multiplied by f, saturated at maxDelay: a large
+// exponentialScale must not overflow into a negative delay.
+func scaled(d time.Duration, f float64) time.Duration {
+	if x := float64(d) * f; x < float64(maxDelay) {
+		return time.Duration(max(x, 0))
+	}
+	return maxDelay
+}
+
 // neverRetried reports whether CloudExponential gives up on an event at
-// once after this outcome (B2).
+// once after this outcome.
 func neverRetried(o Outcome) bool {
 	switch o {
 	case OutcomeBadRequest, OutcomeUnauthorized, OutcomeForbidden, OutcomeNotFound, OutcomePayloadTooLarge:
@@ -110,7 +123,7 @@ func neverRetried(o Outcome) bool {
 	return false
 }
 
-// probationLength is how long B4 keeps an endpoint on probation after its
+// probationLength is how long an endpoint stays on probation after its
 // last outcome.
 func probationLength(o Outcome) time.Duration {
 	switch o {
@@ -122,8 +135,8 @@ func probationLength(o Outcome) time.Duration {
 	return 10 * time.Second
 }
 
-// deadLetterReason is B3's deadLetterReason for an event dropped for reason
-// after last.
+// deadLetterReason is cloud Event Grid's deadLetterReason for an event
+// dropped for reason after last.
 func deadLetterReason(reason DropReason, last Outcome) string {
 	switch reason {
 	case DropExpired:

@@ -196,3 +196,21 @@ type statusErr struct {
 func (e statusErr) Error() string             { return "status" }
 func (e statusErr) StatusCode() int           { return e.code }
 func (e statusErr) RetryAfter() time.Duration { return e.retryAfter }
+
+// TestNextAttempt_LargeScale: a scale large enough to overflow a
+// time.Duration gives the longest delay, not a negative one (a hot retry
+// loop): the event outlives its TTL and is dropped.
+func TestNextAttempt_LargeScale(t *testing.T) {
+	p := cloudDefaults()
+	p.Scale = 1e9
+	now := time.Now()
+	for attempts := 1; attempts <= 10; attempts++ {
+		d := delivery.NextAttempt(p, attempts, now, now, delivery.Result{Outcome: delivery.OutcomeAborted, StatusCode: 500}, 1)
+		if d.Drop == "" && !d.Due.After(now) {
+			t.Fatalf("after %d attempts: due %v, not after now", attempts, d.Due.Sub(now))
+		}
+		if d.Drop != delivery.DropExpired {
+			t.Errorf("after %d attempts with scale 1e9: %+v, want expired", attempts, d)
+		}
+	}
+}

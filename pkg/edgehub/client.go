@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/edgehub/mqtttopic"
 )
 
 // ErrClosed is returned by Send after Close.
@@ -133,10 +134,19 @@ func setDefault(d *time.Duration, def time.Duration) {
 }
 
 // Error is a failed send to edgeHub. It never holds the password.
-type Error struct{ Err error }
+type Error struct {
+	Err error
+	// Status is 400 for a message that can never be sent as it is (its
+	// topic is not a valid PUBLISH topic), 0 otherwise.
+	Status int
+}
 
 func (e *Error) Error() string { return "edgehub: " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// StatusCode implements delivery.StatusError: 400 for a message that can
+// never be sent, 0 (no answer) otherwise.
+func (e *Error) StatusCode() int { return e.Status }
 
 // Send implements delivery.Sender: one message on the subscription's output
 // whose body is the batch's JSON array. It returns nil once edgeHub
@@ -148,7 +158,12 @@ func (c *Client) Send(ctx context.Context, b *delivery.Batch) error {
 	if len(b.Bodies) > 0 {
 		first = b.Bodies[0]
 	}
-	topic := Topic(c.o.DeviceID, c.o.ModuleID, dst.OutputName, properties(dst.DeliveryAttributes, first)...)
+	topic := mqtttopic.ModuleOutput(c.o.DeviceID, c.o.ModuleID, dst.OutputName, properties(dst.DeliveryAttributes, first)...)
+	// A topic the broker must refuse would make edgeHub close the
+	// connection every subscription shares: never publish it.
+	if err := mqtttopic.Check(topic); err != nil {
+		return &Error{Err: fmt.Errorf("message not sent: %w", err), Status: 400}
+	}
 	cl, err := c.connection(ctx)
 	if err != nil {
 		return err
@@ -228,7 +243,7 @@ func (c *Client) run() {
 				return
 			}
 			c.setState(stateDown, nil, err)
-			c.log.Warn().Err(err).Dur("retryIn", backoff).Msg("cannot connect to edgeHub")
+			c.log.Warn().Err(err).Float64("retryInSeconds", backoff.Seconds()).Msg("cannot connect to edgeHub")
 			if !c.sleep(backoff) {
 				return
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/edgehub"
+	"github.com/edgegrid/edgegrid/pkg/edgehub/mqtttopic"
 	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 	"github.com/edgegrid/edgegrid/pkg/workload"
 )
@@ -22,11 +23,13 @@ func TestTopic(t *testing.T) {
 	}{
 		{"sampleSub4", nil, "devices/dev1/modules/eventgridmodule/messages/events/%24.on=sampleSub4&%24.ct=application%2Fjson&%24.ce=utf-8/"},
 		{"out put~é", []string{"x-device", "a&b=c", "n", "1.5"},
-			"devices/dev1/modules/eventgridmodule/messages/events/%24.on=out+put%7E%C3%A9&%24.ct=application%2Fjson&%24.ce=utf-8&x-device=a%26b%3Dc&n=1.5/"},
+			"devices/dev1/modules/eventgridmodule/messages/events/%24.on=out%20put%7E%C3%A9&%24.ct=application%2Fjson&%24.ce=utf-8&x-device=a%26b%3Dc&n=1.5/"},
+		{"a b", []string{"p+q #1", "v\x00 +#"},
+			"devices/dev1/modules/eventgridmodule/messages/events/%24.on=a%20b&%24.ct=application%2Fjson&%24.ce=utf-8&p%2Bq%20%231=v%00%20%2B%23/"},
 		{"(a)*!", nil, "devices/dev1/modules/eventgridmodule/messages/events/%24.on=(a)*!&%24.ct=application%2Fjson&%24.ce=utf-8/"},
 	}
 	for _, tt := range tests {
-		if got := edgehub.Topic("dev1", "eventgridmodule", tt.output, tt.props...); got != tt.want {
+		if got := mqtttopic.ModuleOutput("dev1", "eventgridmodule", tt.output, tt.props...); got != tt.want {
 			t.Errorf("Topic(%q, %q)\n got %s\nwant %s", tt.output, tt.props, got, tt.want)
 		}
 	}
@@ -75,5 +78,17 @@ func TestSASTokenDecodes(t *testing.T) {
 	q, err := url.ParseQuery(strings.TrimPrefix(tok, "SharedAccessSignature "))
 	if err != nil || q.Get("sr") != "h.example/devices/d/modules/m" || q.Get("sig") == "" || q.Get("se") == "" || q.Has("skn") {
 		t.Fatalf("token %s: %v %v", tok, q, err)
+	}
+}
+
+func TestCheckTopic(t *testing.T) {
+	ok := mqtttopic.ModuleOutput("dev1", "m", "out put", "a+b", "#\x00")
+	if err := mqtttopic.Check(ok); err != nil {
+		t.Errorf("CheckTopic(%q) = %v", ok, err)
+	}
+	for _, bad := range []string{"a+b", "a/#", "a\x00b", "\xff", strings.Repeat("a", mqtttopic.MaxLength+1)} {
+		if mqtttopic.Check(bad) == nil {
+			t.Errorf("CheckTopic(%.20q) = nil, want an error", bad)
+		}
 	}
 }

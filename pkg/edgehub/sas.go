@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"strconv"
 	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/edgehub/mqtttopic"
 )
 
 // Signer signs data with the module's key: the workload API's sign call
@@ -38,7 +40,7 @@ func urlEncode(s string) string {
 	const hex = "0123456789ABCDEF"
 	n := 0
 	for i := 0; i < len(s); i++ {
-		if !unreserved(s[i]) && s[i] != ' ' {
+		if !mqtttopic.Unreserved(s[i]) && s[i] != ' ' {
 			n++
 		}
 	}
@@ -48,7 +50,7 @@ func urlEncode(s string) string {
 	b := make([]byte, 0, len(s)+2*n)
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
-		case unreserved(c):
+		case mqtttopic.Unreserved(c):
 			b = append(b, c)
 		case c == ' ':
 			b = append(b, '+')
@@ -72,9 +74,4 @@ func replaceSpaces(s string) string {
 		}
 	}
 	return s
-}
-
-func unreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '_' || c == '.' || c == '!' || c == '*' || c == '(' || c == ')'
 }

@@ -61,6 +61,9 @@ type EventSubscription struct {
 	// DeadLetter, when not nil, receives the events the retry policy gives
 	// up on instead of dropping them (an edgegrid extension, B3).
 	DeadLetter *DeadLetterDestination
+	// Queue, when not nil, makes this a queue subscription: events wait for
+	// an application to receive them, and Destination is empty.
+	Queue *QueueConfig
 }
 
 // DeadLetterDestination is a blob container that keeps undeliverable events.

@@ -12,11 +12,16 @@ import (
 
 // Limits bound what a filter may contain. A zero or negative field means
 // the value of DefaultLimits.
-type Limits struct{ MaxAdvancedFilters, MaxValuesPerFilter, MaxStringLength int }
+type Limits struct {
+	MaxAdvancedFilters, MaxValuesPerFilter, MaxStringLength int
+	// MaxIncludedEventTypes bounds includedEventTypes.
+	MaxIncludedEventTypes int
+}
 
-// DefaultLimits are 25 advanced filters, 25 values per filter, 512 characters
-// per string value.
-var DefaultLimits = Limits{25, 25, 512}
+// DefaultLimits are 25 advanced filters, 25 values per filter and 512
+// characters per string value, as Azure Event Grid has them, and 1000
+// included event types, for which Azure documents no limit.
+var DefaultLimits = Limits{MaxAdvancedFilters: 25, MaxValuesPerFilter: 25, MaxStringLength: 512, MaxIncludedEventTypes: 1000}
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxAdvancedFilters <= 0 {
@@ -27,6 +32,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxStringLength <= 0 {
 		l.MaxStringLength = DefaultLimits.MaxStringLength
+	}
+	if l.MaxIncludedEventTypes <= 0 {
+		l.MaxIncludedEventTypes = DefaultLimits.MaxIncludedEventTypes
 	}
 	return l
 }
@@ -85,8 +93,12 @@ func Compile(f *eventgrid.Filter, schema eventgrid.InputSchema, lim Limits) (*Ma
 
 // compileEnvelope compiles includedEventTypes and the subject filters.
 func (m *Matcher) compileEnvelope(f *eventgrid.Filter, lim Limits) error {
+	if n := len(f.IncludedEventTypes); n > lim.MaxIncludedEventTypes {
+		return invalid("filter.includedEventTypes: %d event types exceed the limit of %d per subscription (api__filterLimits__maxIncludedEventTypes)",
+			n, lim.MaxIncludedEventTypes)
+	}
 	all := len(f.IncludedEventTypes) == 0
-	types := make([]pattern, 0, len(f.IncludedEventTypes))
+	types := make(map[uint64][]pattern, len(f.IncludedEventTypes))
 	for i, t := range f.IncludedEventTypes {
 		if n := utf8.RuneCountInString(t); n > lim.MaxStringLength {
 			return invalid("filter.includedEventTypes[%d] is %d characters long, over the limit of %d characters",
@@ -95,7 +107,8 @@ func (m *Matcher) compileEnvelope(f *eventgrid.Filter, lim Limits) error {
 		if strings.EqualFold(t, "all") {
 			all = true
 		}
-		types = append(types, newPattern(t))
+		h := foldHash(t)
+		types[h] = append(types[h], newPattern(t))
 	}
 	if !all {
 		m.types = types
@@ -293,19 +306,20 @@ func (c *cond) addValue(l literal, lim Limits) string {
 	return ""
 }
 
-// number reads a number literal, or a string holding one.
+// number reads a number literal. A string is refused, even one holding a
+// number, as every numeric property of a subscription refuses one: the
+// API's operators take numbers.
 func number(field string, raw []byte) (rawjson.Decimal, string) {
 	switch rawjson.KindOf(raw) {
 	case rawjson.String:
-		s, _ := rawjson.Unquote(raw)
-		raw = []byte(s)
+		return rawjson.Decimal{}, fmt.Sprintf("%s must be a number, not a string (got %s)", field, raw)
 	case rawjson.Number:
 	default:
 		return rawjson.Decimal{}, field + " must be a number"
 	}
 	d, ok := rawjson.ParseDecimal(raw)
 	if !ok {
-		return rawjson.Decimal{}, field + " must be a number (a string must hold a JSON number)"
+		return rawjson.Decimal{}, field + " must be a number"
 	}
 	return d, ""
 }

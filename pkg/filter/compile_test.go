@@ -110,8 +110,12 @@ func TestCompile_Errors(t *testing.T) {
 		{"NumberGivenArrayElement", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
 			AdvancedFilters: []eventgrid.AdvancedFilter{many("NumberIn", "data.x", "[1]")}},
 			`values[0] must be a number`},
-		{"NumberStringOK", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
-			AdvancedFilters: []eventgrid.AdvancedFilter{many("NumberIn", "data.x", `"-1.5e3"`)}}, ""},
+		{"NumberGivenString", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
+			AdvancedFilters: []eventgrid.AdvancedFilter{many("NumberIn", "data.x", `"-1.5e3"`)}},
+			`filter.advancedFilters[0] (NumberIn on "data.x"): values[0] must be a number, not a string (got "-1.5e3")`},
+		{"RangeGivenStrings", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
+			AdvancedFilters: []eventgrid.AdvancedFilter{many("NumberInRange", "data.x", `["1", "2"]`)}},
+			`values[0][0] must be a number, not a string`},
 		{"BoolGivenNumber", eventgrid.EventGridSchema, filter.DefaultLimits, eventgrid.Filter{
 			AdvancedFilters: []eventgrid.AdvancedFilter{one("BoolEquals", "data.x", "1")}},
 			`(BoolEquals on "data.x"): value must be true or false`},

@@ -164,3 +164,15 @@ func foldContains[T text](s T, p *pattern) bool {
 		hi += wi
 	}
 }
+
+// foldHash is a 64-bit FNV-1a hash of s's fold keys: strings equal under
+// folding have the same hash.
+func foldHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); {
+		r, w := decodeAt(s, i)
+		h = (h ^ uint64(r)) * 1099511628211
+		i += w
+	}
+	return h
+}

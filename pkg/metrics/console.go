@@ -22,8 +22,9 @@ const DefaultConsoleInterval = time.Minute
 // interval: a "topic metrics" line per topic and a "subscription metrics"
 // line per subscription with activity since the previous summary (counts
 // over the interval, mean latencies) or with queued events, then a "broker
-// metrics" line with the queue gauges. Its methods are safe for concurrent
-// use.
+// metrics" line with the queue gauges and the publish refusals and
+// authentication failures over the interval. Its methods are safe for
+// concurrent use.
 type Console struct {
 	*Prometheus
 	interval time.Duration
@@ -123,7 +124,18 @@ func (h hist) mean() float64 { return h.sum / h.count }
 
 // brokerLine holds the broker-wide values.
 type brokerLine struct {
-	queuedEvents, queuedBytes, inFlight, backoff1, backoff2, rejected float64
+	queuedEvents, queuedBytes, inFlight, backoff1, backoff2, rejected, authFailures float64
+}
+
+// subKey names a subscription in a summary.
+type subKey struct{ topic, name string }
+
+// summary is one report's content, built from a gathering of the registry.
+type summary struct {
+	prev, cur map[string]float64 // counter values at the previous report and now, by series key
+	topics    map[string]*topicLine
+	subs      map[subKey]*subLine
+	broker    brokerLine
 }
 
 // Report logs a summary now: the activity since the previous report (or
@@ -135,104 +147,115 @@ func (c *Console) Report() {
 	if err != nil {
 		c.log.Warn().Err(err).Msg("gathering metrics")
 	}
-	cur := make(map[string]float64, len(c.prev))
-	// delta records v under key and returns its increase since the previous
-	// report; a decrease means the series was deleted and created again.
-	delta := func(key string, v float64) float64 {
-		cur[key] = v
-		if p := c.prev[key]; v >= p {
-			return v - p
-		}
-		return v
-	}
-	topics := map[string]*topicLine{}
-	type subKey struct{ topic, name string }
-	subs := map[subKey]*subLine{}
-	var b brokerLine
-	topicOf := func(m *dto.Metric) *topicLine {
-		t := label(m, labelTopic)
-		if topics[t] == nil {
-			topics[t] = &topicLine{}
-		}
-		return topics[t]
-	}
-	subOf := func(m *dto.Metric) *subLine {
-		k := subKey{label(m, labelTopic), label(m, labelSubscription)}
-		if subs[k] == nil {
-			subs[k] = &subLine{dropped: map[string]float64{}}
-		}
-		return subs[k]
-	}
+	s := &summary{prev: c.prev, cur: make(map[string]float64, len(c.prev)), topics: map[string]*topicLine{}, subs: map[subKey]*subLine{}}
 	for _, mf := range fams {
-		name := mf.GetName()
 		for _, m := range mf.GetMetric() {
-			key := seriesKey(name, m)
-			counter := func() float64 { return delta(key, m.GetCounter().GetValue()) }
-			histogram := func() hist {
-				h := m.GetHistogram()
-				return hist{delta(key+"#count", float64(h.GetSampleCount())), delta(key+"#sum", h.GetSampleSum())}
-			}
-			gauge := func() float64 { return m.GetGauge().GetValue() }
-			switch name {
-			case "eventgrid_topic_events_received_total":
-				topicOf(m).received = counter()
-			case "eventgrid_topic_unmatched_events_total":
-				topicOf(m).unmatched = counter()
-			case "eventgrid_topic_success_requests_total":
-				topicOf(m).success = counter()
-			case "eventgrid_topic_system_error_requests_total":
-				topicOf(m).systemErrors = counter()
-			case "eventgrid_topic_user_error_requests_total":
-				topicOf(m).userErrors = counter()
-			case "eventgrid_topic_success_request_latency_ms":
-				topicOf(m).latency = histogram()
-			case "eventgrid_subscription_delivery_success_total":
-				subOf(m).delivered = counter()
-			case "eventgrid_subscription_delivery_failure_total":
-				subOf(m).failed = counter()
-			case "eventgrid_subscription_delivery_attempts_total":
-				subOf(m).attempts = counter()
-			case "eventgrid_subscription_expired_total":
-				subOf(m).expired = counter()
-			case "eventgrid_subscription_delivery_success_latency_ms":
-				subOf(m).successLat = histogram()
-			case "eventgrid_subscription_delivery_failure_latency_ms":
-				subOf(m).failureLat = histogram()
-			case "eventgrid_subscription_system_delay_for_first_attempt_ms":
-				subOf(m).firstAttempt = histogram()
-			case "eventgrid_events_dropped_total":
-				if d := counter(); d != 0 {
-					subOf(m).dropped[label(m, labelReason)] = d
-				}
-			case "eventgrid_queue_depth":
-				s := subOf(m)
-				switch label(m, labelQueue) {
-				case queueReady:
-					s.ready = gauge()
-				case queueBackoff1:
-					s.backoff1 = gauge()
-				case queueBackoff2:
-					s.backoff2 = gauge()
-				}
-			case "eventgrid_backoff_queue_depth":
-				if label(m, labelQueue) == queueBackoff1 {
-					b.backoff1 = gauge()
-				} else {
-					b.backoff2 = gauge()
-				}
-			case "eventgrid_deliveries_in_flight":
-				b.inFlight = gauge()
-			case "eventgrid_queued_events":
-				b.queuedEvents = gauge()
-			case "eventgrid_queued_bytes":
-				b.queuedBytes = gauge()
-			case "eventgrid_publish_rejected_total":
-				b.rejected = counter()
-			}
+			s.add(mf.GetName(), m)
 		}
 	}
-	c.prev = cur
+	c.prev = s.cur
+	c.logTopics(s.topics)
+	c.logSubscriptions(s.subs)
+	c.logBroker(s.broker)
+}
 
+// delta records v under key and returns its increase since the previous
+// report; a decrease means the series was deleted and created again.
+func (s *summary) delta(key string, v float64) float64 {
+	s.cur[key] = v
+	if p := s.prev[key]; v >= p {
+		return v - p
+	}
+	return v
+}
+
+func (s *summary) topic(m *dto.Metric) *topicLine {
+	t := label(m, labelTopic)
+	if s.topics[t] == nil {
+		s.topics[t] = &topicLine{}
+	}
+	return s.topics[t]
+}
+
+func (s *summary) sub(m *dto.Metric) *subLine {
+	k := subKey{label(m, labelTopic), label(m, labelSubscription)}
+	if s.subs[k] == nil {
+		s.subs[k] = &subLine{dropped: map[string]float64{}}
+	}
+	return s.subs[k]
+}
+
+// add takes one series of the metric name into the summary.
+func (s *summary) add(name string, m *dto.Metric) {
+	key := seriesKey(name, m)
+	counter := func() float64 { return s.delta(key, m.GetCounter().GetValue()) }
+	histogram := func() hist {
+		h := m.GetHistogram()
+		return hist{s.delta(key+"#count", float64(h.GetSampleCount())), s.delta(key+"#sum", h.GetSampleSum())}
+	}
+	gauge := func() float64 { return m.GetGauge().GetValue() }
+	switch name {
+	case "eventgrid_topic_events_received_total":
+		s.topic(m).received = counter()
+	case "eventgrid_topic_unmatched_events_total":
+		s.topic(m).unmatched = counter()
+	case "eventgrid_topic_success_requests_total":
+		s.topic(m).success = counter()
+	case "eventgrid_topic_system_error_requests_total":
+		s.topic(m).systemErrors = counter()
+	case "eventgrid_topic_user_error_requests_total":
+		s.topic(m).userErrors = counter()
+	case "eventgrid_topic_success_request_latency_ms":
+		s.topic(m).latency = histogram()
+	case "eventgrid_subscription_delivery_success_total":
+		s.sub(m).delivered = counter()
+	case "eventgrid_subscription_delivery_failure_total":
+		s.sub(m).failed = counter()
+	case "eventgrid_subscription_delivery_attempts_total":
+		s.sub(m).attempts = counter()
+	case "eventgrid_subscription_expired_total":
+		s.sub(m).expired = counter()
+	case "eventgrid_subscription_delivery_success_latency_ms":
+		s.sub(m).successLat = histogram()
+	case "eventgrid_subscription_delivery_failure_latency_ms":
+		s.sub(m).failureLat = histogram()
+	case "eventgrid_subscription_system_delay_for_first_attempt_ms":
+		s.sub(m).firstAttempt = histogram()
+	case "eventgrid_events_dropped_total":
+		if d := counter(); d != 0 {
+			s.sub(m).dropped[label(m, labelReason)] = d
+		}
+	case "eventgrid_queue_depth":
+		sub := s.sub(m)
+		switch label(m, labelQueue) {
+		case queueReady:
+			sub.ready = gauge()
+		case queueBackoff1:
+			sub.backoff1 = gauge()
+		case queueBackoff2:
+			sub.backoff2 = gauge()
+		}
+	case "eventgrid_backoff_queue_depth":
+		if label(m, labelQueue) == queueBackoff1 {
+			s.broker.backoff1 = gauge()
+		} else {
+			s.broker.backoff2 = gauge()
+		}
+	case "eventgrid_deliveries_in_flight":
+		s.broker.inFlight = gauge()
+	case "eventgrid_queued_events":
+		s.broker.queuedEvents = gauge()
+	case "eventgrid_queued_bytes":
+		s.broker.queuedBytes = gauge()
+	case "eventgrid_publish_rejected_total":
+		s.broker.rejected = counter()
+	case "eventgrid_auth_failures_total":
+		s.broker.authFailures += counter()
+	}
+}
+
+// logTopics logs a "topic metrics" line per topic with activity.
+func (c *Console) logTopics(topics map[string]*topicLine) {
 	for _, name := range sortedKeys(topics) {
 		t := topics[name]
 		if t.received == 0 && t.unmatched == 0 && t.success == 0 && t.systemErrors == 0 && t.userErrors == 0 {
@@ -246,6 +269,11 @@ func (c *Console) Report() {
 		}
 		ev.Msg("topic metrics")
 	}
+}
+
+// logSubscriptions logs a "subscription metrics" line per subscription with
+// activity or queued events, ordered by topic and name.
+func (c *Console) logSubscriptions(subs map[subKey]*subLine) {
 	keys := make([]subKey, 0, len(subs))
 	for k := range subs {
 		keys = append(keys, k)
@@ -287,10 +315,14 @@ func (c *Console) Report() {
 		ev.Int64("queueReady", int64(s.ready)).Int64("queueBackoff1", int64(s.backoff1)).
 			Int64("queueBackoff2", int64(s.backoff2)).Msg("subscription metrics")
 	}
+}
+
+// logBroker logs the "broker metrics" line.
+func (c *Console) logBroker(b brokerLine) {
 	c.log.Info().Int64("queuedEvents", int64(b.queuedEvents)).Int64("queuedBytes", int64(b.queuedBytes)).
 		Int64("deliveriesInFlight", int64(b.inFlight)).Int64("backoffQueue1", int64(b.backoff1)).
 		Int64("backoffQueue2", int64(b.backoff2)).Int64("publishRejected", int64(b.rejected)).
-		Msg("broker metrics")
+		Int64("authFailures", int64(b.authFailures)).Msg("broker metrics")
 }
 
 // label returns the value of the metric's label name, or "".

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/edgegrid/edgegrid/pkg/auth"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
@@ -62,6 +63,7 @@ type Prometheus struct {
 	deadLetterWritten, deadLetterFailed          *prometheus.CounterVec
 	deadLetterDropped                            *prometheus.CounterVec
 	rejected                                     prometheus.Counter
+	authFailures                                 *prometheus.CounterVec
 
 	stats atomic.Pointer[func() delivery.Stats]
 
@@ -124,13 +126,17 @@ func NewPrometheus() *Prometheus {
 			Name: "eventgrid_publish_rejected_total",
 			Help: "Deliveries refused at publish with 503 because the broker's queues were full.",
 		}),
-		topics: map[string]*topicSeries{},
-		subs:   map[uint64]*subSeries{},
+		authFailures: counter("eventgrid_auth_failures_total", "Requests refused with 401, by reason: no_credentials, sas_key, sas_token, client_certificate.", labelReason),
+		topics:       map[string]*topicSeries{},
+		subs:         map[uint64]*subSeries{},
+	}
+	for _, r := range auth.FailureKinds {
+		p.authFailures.WithLabelValues(r)
 	}
 	p.reg.MustRegister(
 		p.eventsReceived, p.unmatched, p.successRequests, p.systemErrors, p.userErrors, p.requestLatency,
 		p.delivered, p.failed, p.attempts, p.expired, p.successLatency, p.failureLatency, p.firstAttempt,
-		p.dropped, p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped, p.rejected,
+		p.dropped, p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped, p.rejected, p.authFailures,
 		newStatsCollector(&p.stats),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -213,10 +219,11 @@ func (p *Prometheus) Dropped(sub *eventgrid.EventSubscription, reason delivery.D
 
 // DeadLettered implements delivery.Metrics.
 func (p *Prometheus) DeadLettered(sub *eventgrid.EventSubscription, reason string, n int) {
-	if s := p.sub(sub); s != nil {
-		p.deadLettered.WithLabelValues(s.topic, s.name, reason).Add(float64(n))
-	}
+	p.addSub(p.deadLettered, sub, float64(n), reason)
 }
+
+// AuthFailed implements api.Metrics.
+func (p *Prometheus) AuthFailed(reason string) { p.authFailures.WithLabelValues(reason).Inc() }
 
 // Rejected implements delivery.Metrics.
 func (p *Prometheus) Rejected(n int) { p.rejected.Add(float64(n)) }
@@ -379,17 +386,38 @@ func (p *Prometheus) deleteSubSeriesLocked(topic, name string) {
 
 // DeadLetterWritten implements deadletter.Metrics.
 func (p *Prometheus) DeadLetterWritten(sub *eventgrid.EventSubscription, n int) {
-	p.deadLetterWritten.WithLabelValues(sub.Topic, sub.Name).Add(float64(n))
+	p.addSub(p.deadLetterWritten, sub, float64(n))
 }
 
 // DeadLetterWriteFailed implements deadletter.Metrics.
 func (p *Prometheus) DeadLetterWriteFailed(sub *eventgrid.EventSubscription) {
-	p.deadLetterFailed.WithLabelValues(sub.Topic, sub.Name).Inc()
+	p.addSub(p.deadLetterFailed, sub, 1)
 }
 
 // DeadLetterDropped implements deadletter.Metrics.
 func (p *Prometheus) DeadLetterDropped(sub *eventgrid.EventSubscription, n int) {
-	p.deadLetterDropped.WithLabelValues(sub.Topic, sub.Name).Add(float64(n))
+	p.addSub(p.deadLetterDropped, sub, float64(n))
+}
+
+// addSub adds v to the subscription's series of vec, labelled as the
+// subscription was created. Once subscriptions are observed, a deleted
+// subscription's letters (written, failed or dropped after the deletion)
+// are not counted: counting them would bring its series back. The read
+// lock keeps SubscriptionDeleted from removing the series in between.
+func (p *Prometheus) addSub(vec *prometheus.CounterVec, sub *eventgrid.EventSubscription, v float64, extra ...string) {
+	p.mu.RLock()
+	s, ok := p.subs[sub.UID]
+	observed := p.observed
+	if ok {
+		vec.WithLabelValues(append([]string{s.topic, s.name}, extra...)...).Add(v)
+	}
+	p.mu.RUnlock()
+	if ok || observed {
+		return
+	}
+	if s := p.sub(sub); s != nil {
+		vec.WithLabelValues(append([]string{s.topic, s.name}, extra...)...).Add(v)
+	}
 }
 
 // droppedCounter returns the subscription's counter of reason.

@@ -166,6 +166,20 @@ func TestPrometheus_Forget(t *testing.T) {
 			keptTopics: []string{"T1", "t2"},
 		},
 		{
+			name: "late dead letters of a deleted subscription are ignored",
+			act: func(p *metrics.Prometheus, s1, _, _ *eventgrid.EventSubscription) {
+				p.DeadLettered(s1, "MaxDeliveryAttemptsExceeded", 1)
+				p.DeadLetterWritten(s1, 1)
+				p.SubscriptionDeleted(s1)
+				p.DeadLettered(s1, "MaxDeliveryAttemptsExceeded", 1)
+				p.DeadLetterWritten(s1, 3)
+				p.DeadLetterWriteFailed(s1)
+				p.DeadLetterDropped(s1, 2)
+			},
+			goneSubs: [][2]string{{"T1", "s1"}}, keptSubs: [][2]string{{"T1", "s2"}, {"t2", "s3"}},
+			keptTopics: []string{"T1", "t2"},
+		},
+		{
 			name:     "ForgetTopic",
 			act:      func(p *metrics.Prometheus, _, _, _ *eventgrid.EventSubscription) { p.ForgetTopic("t1") },
 			goneSubs: [][2]string{{"T1", "s1"}, {"T1", "s2"}}, keptSubs: [][2]string{{"t2", "s3"}},

@@ -1,5 +1,10 @@
 package rawjson
 
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
 // maxDepth is the deepest nesting Valid accepts, the same limit as
 // encoding/json, so that the two agree on every input.
 const maxDepth = 10000
@@ -30,6 +35,16 @@ func ValidCount(b []byte) (elements int, ok bool) {
 type validator struct {
 	b        []byte
 	elements int // elements of the top-level array
+
+	// strict turns on the checks of ValidStrict; issue is the first
+	// problem they found, and names the member names of the objects being
+	// checked, innermost last.
+	strict bool
+	issue  *StrictError
+	names  []memberName
+	// special reports that the last string str checked had an escape or,
+	// in strict mode, a non-ASCII byte.
+	special bool
 }
 
 // value checks the value starting at b[i] and returns the index after it.
@@ -103,7 +118,18 @@ func number(b []byte, i int) (int, bool) {
 // str checks the string literal starting at b[i].
 func (v *validator) str(i int) (int, bool) {
 	b := v.b
+	plain := &plainLax
+	if v.strict {
+		plain = &plainStrict
+	}
+	v.special = false
 	for i++; i < len(b); i++ {
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -111,6 +137,7 @@ func (v *validator) str(i int) (int, bool) {
 		case c < 0x20:
 			return i, false
 		case c == '\\':
+			v.special = true
 			i++
 			if i >= len(b) {
 				return i, false
@@ -121,14 +148,39 @@ func (v *validator) str(i int) (int, bool) {
 				if len(b)-i < 5 || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
 					return i, false
 				}
-				i += 4
+				if !v.strict {
+					i += 4
+				} else if j, ok := v.strictEscape(i); ok {
+					i = j
+				} else {
+					return i, false
+				}
 			default:
 				return i, false
 			}
+		case c >= utf8.RuneSelf: // only in strict mode, where such bytes are not plain
+			v.special = true
+			j, ok := v.strictRune(i)
+			if !ok {
+				return i, false
+			}
+			i = j - 1
 		}
 	}
 	return i, false
 }
+
+// plainLax and plainStrict mark the bytes a string literal's scan passes
+// over without a second look: all but the quote, the backslash and control
+// characters, and in strict mode also the bytes of multi-byte UTF-8, whose
+// validity is checked.
+var plainLax, plainStrict = func() (lax, strict [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		lax[c] = c != '"' && c != '\\'
+		strict[c] = lax[c] && c < utf8.RuneSelf
+	}
+	return lax, strict
+}()
 
 func isHex(c byte) bool { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') }
 
@@ -141,12 +193,28 @@ func (v *validator) object(i, depth int) (int, bool) {
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
+	// The member names of this object are v.names[base:]; set indexes them
+	// once there are many.
+	base := len(v.names)
+	var set map[uint64]int
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return i, false
 		}
+		ks := i
 		var ok bool
 		if i, ok = v.str(i); !ok {
+			if v.issue != nil {
+				v.issue.InName = true
+			}
+			return i, false
+		}
+		ke := i - 1
+		switch {
+		case !v.strict:
+		case len(v.names) == base: // the first name: nothing to compare with yet
+			v.names = append(v.names, memberName{start: ks + 1, end: ke, plain: !v.special})
+		case !v.strictName(base, ks+1, ke, !v.special, &set):
 			return i, false
 		}
 		i = skipSpace(b, i)
@@ -155,6 +223,9 @@ func (v *validator) object(i, depth int) (int, bool) {
 		}
 		i = skipSpace(b, i+1)
 		if i, ok = v.value(i, depth); !ok {
+			if v.issue != nil {
+				v.issue.rpath = append(v.issue.rpath, "."+v.nameAt(ks+1, ke))
+			}
 			return i, false
 		}
 		i = skipSpace(b, i)
@@ -165,11 +236,20 @@ func (v *validator) object(i, depth int) (int, bool) {
 		case ',':
 			i = skipSpace(b, i+1)
 		case '}':
+			v.names = v.names[:base]
 			return i + 1, true
 		default:
 			return i, false
 		}
 	}
+}
+
+// nameAt returns the member name b[start:end] (inside its quotes), decoded.
+func (v *validator) nameAt(start, end int) string {
+	if s, ok := unescape(v.b[start:end]); ok {
+		return s
+	}
+	return string(v.b[start:end])
 }
 
 func (v *validator) array(i, depth int) (int, bool) {
@@ -181,9 +261,12 @@ func (v *validator) array(i, depth int) (int, bool) {
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
-	for {
+	for n := 0; ; n++ {
 		var ok bool
 		if i, ok = v.value(i, depth); !ok {
+			if v.issue != nil {
+				v.issue.rpath = append(v.issue.rpath, "["+strconv.Itoa(n)+"]")
+			}
 			return i, false
 		}
 		if depth == 1 {

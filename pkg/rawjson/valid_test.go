@@ -66,6 +66,14 @@ func BenchmarkValid(b *testing.B) {
 			rawjson.Valid(body)
 		}
 	})
+	b.Run("rawjson-strict", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, err := rawjson.ValidStrict(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("encoding/json", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {

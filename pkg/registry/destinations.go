@@ -4,8 +4,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/edgegrid/edgegrid/pkg/azconn"
+	"github.com/edgegrid/edgegrid/pkg/edgehub/mqtttopic"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/servicebus"
 )
 
 // maxOutputNameLength bounds an EdgeHub output name.
@@ -38,12 +39,15 @@ func (o Options) validateBrokerDestination(d *eventgrid.Destination) (handled bo
 				return true, eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination.properties.deliveryAttributeMappings[%d].name must not start with '$': edgeHub reserves those for system properties.", i)
 			}
 		}
+		if err := checkEdgeHubTopic(d); err != nil {
+			return true, err
+		}
 	case eventgrid.EventHub, eventgrid.ServiceBusQueue, eventgrid.ServiceBusTopic:
 		if d.ConnectionString == "" {
 			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"connectionString is required for a %s destination.", d.EndpointType)
 		}
-		if _, err := servicebus.ParseConnectionString(d.ConnectionString); err != nil {
-			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"connectionString is not a valid entity connection string (Endpoint=sb://<namespace>/;SharedAccessKeyName=…;SharedAccessKey=…;EntityPath=<entity>): %v.", err)
+		if _, err := azconn.ParseEntity(d.ConnectionString); err != nil {
+			return true, eventgrid.Errorf(eventgrid.EInvalidDestination, field+"connectionString %v (want Endpoint=sb://<namespace>/;SharedAccessKeyName=…;SharedAccessKey=…;EntityPath=<entity>).", err)
 		}
 	case eventgrid.StorageQueue:
 		// Decoding checked the connection string, queue name and time to
@@ -55,6 +59,32 @@ func (o Options) validateBrokerDestination(d *eventgrid.Destination) (handled bo
 		return false, nil
 	}
 	return true, nil
+}
+
+// maxEdgeHubID is the longest IoT Hub device or module id.
+const maxEdgeHubID = 128
+
+// checkEdgeHubTopic refuses an EdgeHub destination whose messages could
+// never be published: the topic built from the output name and the static
+// delivery properties, for the longest device and module ids, must be a
+// valid MQTT PUBLISH topic. Dynamic values are checked as they are sent.
+func checkEdgeHubTopic(d *eventgrid.Destination) error {
+	var props []string
+	for _, a := range d.DeliveryAttributes {
+		if strings.EqualFold(a.Type, "Dynamic") {
+			props = append(props, a.Name, "")
+		} else {
+			props = append(props, a.Name, a.Value)
+		}
+	}
+	id := strings.Repeat("x", maxEdgeHubID)
+	if err := mqtttopic.Check(mqtttopic.ModuleOutput(id, id, d.OutputName)); err != nil {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination.properties.outputName cannot be sent to edgeHub: %v.", err)
+	}
+	if err := mqtttopic.Check(mqtttopic.ModuleOutput(id, id, d.OutputName, props...)); err != nil {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination.properties.deliveryAttributeMappings cannot be sent to edgeHub: %v.", err)
+	}
+	return nil
 }
 
 func validOutputName(s string) bool {

@@ -16,9 +16,19 @@ const handshakeTries = 3
 var errChanged = errors.New("registry: subscription changed during the handshake")
 
 // expectation is what a put saw before its handshake: the subscription it
-// replaces, nil when there was none.
+// replaces, nil when there was none, and what the handshake asked to be
+// done once the subscription is stored (eventgrid.OnCommit), which runs
+// with the registry's lock held, before the observer hears of it.
 type expectation struct {
 	replaced *eventgrid.EventSubscription
+	hooks    *eventgrid.CommitHooks
+}
+
+// commit runs what the handshake asked for.
+func (x *expectation) commit(stored *eventgrid.EventSubscription) {
+	if x != nil {
+		x.hooks.Run(stored)
+	}
 }
 
 func (x *expectation) holds(cur *subEntry) bool {
@@ -40,10 +50,12 @@ func (r *Registry) putWithHandshake(ctx context.Context, sub eventgrid.EventSubs
 		if err != nil {
 			return nil, false, err
 		}
-		if err := r.opts.Handshake(ctx, old, &checked); err != nil {
+		hctx, hooks := eventgrid.WithCommitHooks(ctx)
+		x := &expectation{replaced: old, hooks: hooks}
+		if err := r.opts.Handshake(hctx, old, &checked); err != nil {
 			return nil, false, err
 		}
-		stored, created, err := r.putSubscription(sub, &expectation{replaced: old})
+		stored, created, err := r.putSubscription(sub, x)
 		if !errors.Is(err, errChanged) {
 			return stored, created, err
 		}

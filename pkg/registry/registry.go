@@ -178,6 +178,7 @@ func (r *Registry) putSubscription(sub eventgrid.EventSubscription, expect *expe
 	stored := &sub
 	e.subs[key(sub.Name)] = &subEntry{sub: stored, matcher: m}
 	e.rebuildRoutes()
+	expect.commit(stored)
 	if r.observer != nil {
 		r.observer.SubscriptionPut(stored)
 	}

@@ -2,8 +2,11 @@ package registry
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -81,16 +84,22 @@ func ValidateName(name, what string, max int) error {
 // place: the delivery schema defaults to the topic's and filter operator
 // names take their canonical spelling.
 func (o Options) validateSubscription(sub *eventgrid.EventSubscription, topic eventgrid.Topic) (*filter.Matcher, error) {
-	if sub.EventDeliverySchema == "" {
-		sub.EventDeliverySchema = topic.InputSchema
-	} else if err := checkDeliverySchema(sub.EventDeliverySchema, topic.InputSchema); err != nil {
-		return nil, err
-	}
-	if err := o.validateDestination(&sub.Destination); err != nil {
-		return nil, err
-	}
-	if err := validateWebhookInterop(sub); err != nil {
-		return nil, err
+	if sub.Queue != nil {
+		if err := o.validateQueue(sub, topic); err != nil {
+			return nil, err
+		}
+	} else {
+		if sub.EventDeliverySchema == "" {
+			sub.EventDeliverySchema = topic.InputSchema
+		} else if err := checkDeliverySchema(sub.EventDeliverySchema, topic.InputSchema); err != nil {
+			return nil, err
+		}
+		if err := o.validateDestination(&sub.Destination); err != nil {
+			return nil, err
+		}
+		if err := validateWebhookInterop(sub); err != nil {
+			return nil, err
+		}
 	}
 	if p := sub.RetryPolicy; p != nil {
 		if p.MaxDeliveryAttempts < 0 || p.MaxDeliveryAttempts > o.MaxDeliveryAttempts {
@@ -138,8 +147,15 @@ func (o Options) validateDestination(d *eventgrid.Destination) error {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl is required.")
 	}
 	u, err := url.Parse(d.EndpointURL)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl is not a valid URL: %v.", ue.Err)
+	}
 	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl must be an absolute http or https URL.")
+	}
+	if msg := hostPortProblem(u); msg != "" {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl %s.", msg)
 	}
 	switch d.EndpointType {
 	case eventgrid.WebHook:
@@ -165,6 +181,20 @@ func (o Options) validateDestination(d *eventgrid.Destination) error {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination.endpointType %q is not supported; supported values are WebHook and EventGrid.", d.EndpointType)
 	}
 	return nil
+}
+
+// hostPortProblem says why u's host and port cannot be connected to, or "":
+// the host must not be empty and a port, when given, must be 1 to 65535.
+func hostPortProblem(u *url.URL) string {
+	if u.Hostname() == "" {
+		return "must name a host"
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Sprintf("port %s is out of range; a port is 1 to 65535", p)
+		}
+	}
+	return ""
 }
 
 func hasEventGridHost(host string) bool {

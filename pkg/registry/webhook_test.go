@@ -2,11 +2,13 @@ package registry_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )
 
@@ -178,5 +180,48 @@ func TestRegistry_HandshakeRace(t *testing.T) {
 	}
 	if got, _ := r.Subscription(t.Context(), "t", "s"); got != second {
 		t.Error("the put did not store the subscription")
+	}
+}
+
+// TestRegistry_HandshakeCommit: what a handshake asks to run on commit runs
+// once the subscription is stored, before the observer hears of it, and
+// never for a put that is refused or starts over.
+func TestRegistry_HandshakeCommit(t *testing.T) {
+	var committed []string
+	var r *registry.Registry
+	var deleteDuring atomic.Bool
+	var obs *mock.SubscriptionObserver
+	r, obs = MustNew(t, func(o *registry.Options) {
+		o.MaxSubscriptionsPerTopic = 1
+		o.Handshake = func(ctx context.Context, old, sub *eventgrid.EventSubscription) error {
+			name := sub.Name
+			if !eventgrid.OnCommit(ctx, func(stored *eventgrid.EventSubscription) {
+				committed = append(committed, fmt.Sprintf("%s:%d:%d", name, stored.UID, len(changes(obs))))
+			}) {
+				t.Error("OnCommit found no hooks in the handshake's context")
+			}
+			if deleteDuring.Swap(false) {
+				return r.DeleteSubscription(ctx, "t", "s")
+			}
+			return nil
+		}
+	})
+	MustPutTopic(t, r, "t", "")
+	first := MustPutSubscription(t, r, "t", "s")
+	if want := fmt.Sprintf("s:%d:0", first.UID); len(committed) != 1 || committed[0] != want {
+		t.Fatalf("committed %v, want [%s] (before the observer)", committed, want)
+	}
+	_, _, err := r.PutSubscription(t.Context(), hook("t", "other"))
+	mustCode(t, err, eventgrid.ELimitExceeded)
+	if len(committed) != 1 {
+		t.Fatalf("committed %v after a refused put", committed)
+	}
+	deleteDuring.Store(true)
+	second := MustPutSubscription(t, r, "t", "s")
+	if len(committed) != 2 || !strings.HasPrefix(committed[1], fmt.Sprintf("s:%d:", second.UID)) {
+		t.Fatalf("committed %v, want one more, for the put that started over", committed)
+	}
+	if eventgrid.OnCommit(t.Context(), func(*eventgrid.EventSubscription) {}) {
+		t.Error("OnCommit outside a handshake reported hooks")
 	}
 }

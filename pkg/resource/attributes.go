@@ -80,8 +80,8 @@ func decodeDeliveryAttribute(o object) (eventgrid.DeliveryAttribute, error) {
 		if len(a.Value) > maxDeliveryAttributeSize {
 			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is %d bytes long; at most %d are allowed.", props.field("value"), len(a.Value), maxDeliveryAttributeSize)
 		}
-		if strings.ContainsAny(a.Value, "\r\n\x00") {
-			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s must not contain line breaks or NUL.", props.field("value"))
+		if msg := ValueProblem(a.Value); msg != "" {
+			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", props.field("value"), msg)
 		}
 		if a.IsSecret, _, err = props.boolean(eventgrid.EInvalidDestination, "isSecret"); err != nil {
 			return a, err
@@ -121,6 +121,20 @@ func headerNameProblem(name string) string {
 		if lower == r || (strings.HasSuffix(r, "-") && strings.HasPrefix(lower, r)) {
 			return fmt.Sprintf("%q is a header the broker sets itself (aeg-*, Content-Type, Content-Length, Host, Connection, Transfer-Encoding, webhook-*, ce-*)", name)
 		}
+	}
+	return ""
+}
+
+// ValueProblem says why s cannot be the value of an HTTP header, or "".
+// RFC 9110 §5.5 allows visible ASCII, bytes from 0x80 on (such as UTF-8),
+// and spaces and tabs between them; Go's HTTP client refuses a request with
+// anything else in a header, so such a value would fail every delivery.
+func ValueProblem(s string) string {
+	if i := eventgrid.ControlCharAt(s); i >= 0 {
+		return fmt.Sprintf("holds the control character %U at byte %d; an HTTP header value may hold visible characters, spaces and tabs (RFC 9110 §5.5)", rune(s[i]), i)
+	}
+	if s != "" && (s[0] == ' ' || s[0] == '\t' || s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		return "must not begin or end with a space or tab: HTTP drops them from a header value (RFC 9110 §5.5)"
 	}
 	return ""
 }

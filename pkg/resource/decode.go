@@ -2,6 +2,7 @@ package resource
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -93,8 +94,15 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is required.", o.field("topic"))
 	}
 
-	if sub.Destination, err = decodeDestination(o); err != nil {
+	queue, queueDeadLetter, err := decodeDeliveryConfiguration(o)
+	if err != nil {
 		return sub, err
+	}
+	sub.Queue = queue
+	if queue == nil {
+		if sub.Destination, err = decodeDestination(o); err != nil {
+			return sub, err
+		}
 	}
 	if sub.EventDeliverySchema, err = decodeDeliverySchema(o); err != nil {
 		return sub, err
@@ -114,6 +122,14 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 	if sub.DeadLetter, err = decodeDeadLetter(o); err != nil {
 		return sub, err
 	}
+	if queueDeadLetter != nil {
+		sub.DeadLetter = queueDeadLetter
+	}
+	if sub.Filter == nil {
+		if sub.Filter, err = decodeFiltersConfiguration(o); err != nil {
+			return sub, err
+		}
+	}
 	return sub, nil
 }
 
@@ -122,7 +138,16 @@ func parseBody(body []byte) (object, error) {
 	if len(body) == 0 {
 		return object{}, nil
 	}
-	if !json.Valid(body) {
+	_, err := rawjson.ValidStrict(body)
+	var se *rawjson.StrictError
+	switch {
+	case errors.As(err, &se) && se.Kind == rawjson.DuplicateName:
+		// Which of the two would be read is a guess; say so rather than
+		// store one.
+		return object{}, eventgrid.Errorf(eventgrid.EInvalidJSON, "%s is given more than once; member names must be unique, compared ignoring case.", se.Path)
+	case se != nil:
+		return object{}, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid UTF-8 text (at byte offset %d).", se.Offset)
+	case err != nil:
 		return object{}, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON.")
 	}
 	return parseObject(body, "", eventgrid.EInvalidJSON)

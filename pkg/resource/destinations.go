@@ -1,11 +1,8 @@
 package resource
 
 import (
-	"strings"
-
 	"github.com/edgegrid/edgegrid/pkg/azconn"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
 // decodeBrokerDestination reads the properties of the destinations that
@@ -46,12 +43,11 @@ func decodeStorageQueue(p object, d *eventgrid.Destination) error {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("queueName"), msg)
 	}
 	if raw, name, ok := p.get("queueMessageTimeToLiveInSeconds"); ok {
-		text := raw
-		if s, isStr := rawjson.Unquote(raw); isStr {
-			text = []byte(strings.TrimSpace(s))
+		if err := notString(eventgrid.EInvalidDestination, p.field(name), raw); err != nil {
+			return err
 		}
-		ttl, ok := parseInt(text)
-		if !ok && string(text) == "-1" {
+		ttl, ok := parseInt(raw)
+		if !ok && string(raw) == "-1" {
 			ttl, ok = -1, true
 		}
 		if !ok || (ttl != -1 && (ttl < 1 || ttl > 7*24*3600)) {

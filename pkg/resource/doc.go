@@ -6,7 +6,10 @@
 // names match case-insensitively (the C# SDK sends PascalCase), documented
 // aliases are accepted (topic/topicName, eventExpiryInMinutes/
 // eventTimeToLiveInMinutes, the legacy deliveryPolicy, CustomSchema), arrays
-// may arrive as JSON-encoded strings (module-twin limits), and booleans and
-// integers may arrive as strings. Writing is strict: camelCase names and
-// canonical values only. Errors name the offending field.
+// may arrive as JSON-encoded strings (module-twin limits), and booleans may
+// arrive as strings. It is strict where leniency would store what cannot
+// work: a number must be a JSON number, not a string holding one, and a
+// custom header value must be one HTTP can carry. Writing is strict:
+// camelCase names and canonical values only. Errors name the offending
+// field.
 package resource

@@ -56,7 +56,7 @@ type Subscription struct {
 type SubscriptionProperties struct {
 	Topic               string                `json:"topic"`
 	EventDeliverySchema eventgrid.InputSchema `json:"eventDeliverySchema"`
-	Destination         Destination           `json:"destination"`
+	Destination         Destination           `json:"destination,omitzero"`
 	RetryPolicy         *RetryPolicy          `json:"retryPolicy,omitempty"`
 	Filter              *Filter               `json:"filter,omitempty"`
 	PersistencePolicy   *PersistencePolicy    `json:"persistencePolicy,omitempty"`
@@ -65,6 +65,10 @@ type SubscriptionProperties struct {
 	// DeliveryStatus is an edgegrid extension, read-only: what the broker
 	// holds for the subscription right now.
 	DeliveryStatus *DeliveryStatus `json:"deliveryStatus,omitempty"`
+
+	// DeliveryConfiguration is set for a queue subscription, which has no
+	// destination.
+	DeliveryConfiguration *DeliveryConfiguration `json:"deliveryConfiguration,omitempty"`
 }
 
 // DeliveryStatus describes a subscription's queue (an edgegrid extension of
@@ -84,6 +88,9 @@ type DeliveryStatus struct {
 	// LastFailureTime and LastError describe the most recent failed attempt.
 	LastFailureTime string `json:"lastFailureTime,omitempty"`
 	LastError       string `json:"lastError,omitempty"`
+	// Queue, when set, replaces all of the above with a queue
+	// subscription's counts.
+	Queue *QueueStatus `json:"-"`
 }
 
 // Destination is the response shape of a destination. The EventGrid
@@ -196,6 +203,13 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 			rf.AdvancedFilters = append(rf.AdvancedFilters, AdvancedFilter{OperatorType: a.OperatorType, Key: a.Key, Value: a.Value, Values: a.Values})
 		}
 		r.Properties.Filter = rf
+	}
+	if s.Queue != nil {
+		// The dead-letter destination is shown where it was given, in
+		// deliveryConfiguration.queue.
+		r.Properties.Destination = Destination{}
+		r.Properties.DeliveryConfiguration = newDeliveryConfiguration(s)
+		r.Properties.DeadLetterDestination = nil
 	}
 	return r
 }

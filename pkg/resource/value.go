@@ -121,21 +121,30 @@ func parseBool(v []byte) (bool, bool) {
 }
 
 // positiveInt reads an optional integer member that must be at least 1.
-// Integral numbers written with a fraction or exponent, and numeric strings,
-// are accepted.
+// Integral numbers written with a fraction or exponent are accepted; a
+// string is not, even one holding a number: JSON has numbers, and a client
+// that quotes one has most likely put the wrong value there.
 func (o object) positiveInt(code string, names ...string) (int, bool, error) {
 	v, name, ok := o.get(names...)
 	if !ok {
 		return 0, false, nil
 	}
-	text := v
-	if s, isStr := rawjson.Unquote(v); isStr {
-		text = []byte(strings.TrimSpace(s))
+	if err := notString(code, o.field(name), v); err != nil {
+		return 0, false, err
 	}
-	if n, ok := parseInt(text); ok && n >= 1 {
+	if n, ok := parseInt(v); ok && n >= 1 {
 		return n, true, nil
 	}
 	return 0, false, eventgrid.Errorf(code, "%s must be a positive integer, got %s.", o.field(name), v)
+}
+
+// notString returns an error when the value v of field, which must be a
+// number, is a string.
+func notString(code, field string, v []byte) error {
+	if rawjson.KindOf(v) != rawjson.String {
+		return nil
+	}
+	return eventgrid.Errorf(code, "%s must be a number, not a string (got %s).", field, v)
 }
 
 func parseInt(text []byte) (int, bool) {

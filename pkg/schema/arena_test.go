@@ -22,8 +22,8 @@ func TestDecode_KeepsNothingOfTheBody(t *testing.T) {
 	}{
 		{"EventGridSchema", func(b []byte) ([]*eventgrid.Event, error) {
 			return schema.DecodeBatch(eventgrid.EventGridSchema, "t", b, now)
-		}, `[{"id":"a","subject":"s","eventType":"T","eventTime":"x","dataVersion":"1","data":{"k":[1,2]}},` +
-			`{"id":"b","subject":"s2","eventType":"T2","eventTime":"x","dataVersion":"2"}]`},
+		}, `[{"id":"a","subject":"s","eventType":"T","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1","data":{"k":[1,2]}},` +
+			`{"id":"b","subject":"s2","eventType":"T2","eventTime":"2020-01-01T00:00:00Z","dataVersion":"2"}]`},
 		{"CustomEventSchema", func(b []byte) ([]*eventgrid.Event, error) {
 			return schema.DecodeBatch(eventgrid.CustomEventSchema, "t", b, now)
 		}, `[{"a" : 1}, {"b":[true]}]`},

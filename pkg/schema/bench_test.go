@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
@@ -72,5 +73,28 @@ func BenchmarkDecodeBinary(b *testing.B) {
 		if _, err := schema.DecodeBinary(h, body, "", accepted); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCheckJSON compares, on the DecodeBatch bodies, the validation
+// pass with and without the I-JSON checks (duplicate names, UTF-8) that
+// DecodeBatch makes: their difference is what those checks cost a publish.
+func BenchmarkCheckJSON(b *testing.B) {
+	for _, s := range fuzzSchemas {
+		body := benchBatch(s, 100)
+		b.Run(string(s)+"/ValidCount", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				rawjson.ValidCount(body)
+			}
+		})
+		b.Run(string(s)+"/ValidStrict", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := rawjson.ValidStrict(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -48,6 +49,9 @@ func IsBinary(h http.Header) bool {
 // Body never shares memory with body. DecodeBinary is safe for concurrent
 // use.
 func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Time) (*eventgrid.Event, error) {
+	if err := checkDefaultIDText(defaultID); err != nil {
+		return nil, err
+	}
 	d := &decoder{mem: newArena(len(body)+512, 1, new(Scratch)), schema: eventgrid.CloudEventSchemaV1_0, accepted: accepted}
 	var m members
 	var contentType string
@@ -174,7 +178,14 @@ func binaryData(m *members, body []byte) error {
 		if len(data) == 0 {
 			return nil
 		}
-		if !rawjson.Valid(data) {
+		if _, err := rawjson.ValidStrict(data); err != nil {
+			if se, ok := err.(*rawjson.StrictError); ok {
+				where := "data"
+				if rawjson.KindOf(data) == rawjson.Array {
+					where += "[" + strconv.Itoa(se.Element) + "]"
+				}
+				return strictError(se, where, 0)
+			}
 			return invalidJSON("the request body (Content-Type "+mediaType+")", body)
 		}
 		m.val[ceData] = data

@@ -28,8 +28,8 @@ func Converts(topic, delivery eventgrid.InputSchema) bool {
 //	data → data with datacontenttype application/json, and specversion 1.0.
 //
 // An empty subject is left out (a CloudEvent's subject must not be empty),
-// as is an eventTime that is not an RFC 3339 timestamp (EventGridSchema does
-// not require one, CloudEvents does) and an empty dataVersion. It returns an
+// as is an eventTime that is not an RFC 3339 timestamp (the decoder refuses
+// one, but a body built elsewhere may hold it) and an empty dataVersion. It returns an
 // error wrapping ErrNotConvertible when the body is not a JSON object or
 // its id, topic or eventType is missing or empty, which a CloudEvent cannot
 // be without. body is never modified; the result shares no memory with it.

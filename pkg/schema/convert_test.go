@@ -52,11 +52,6 @@ func TestEventGridToCloudEvent(t *testing.T) {
 			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","data":1}`,
 		},
 		{
-			"TimeThatIsNotRFC3339LeftOut",
-			`{"id":"e1","subject":"s","eventType":"T","eventTime":"yesterday","dataVersion":"1"}`,
-			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","dataversion":"1"}`,
-		},
-		{
 			"EscapesKept",
 			`{"id":"e\"1","subject":"caf\u00e9","eventType":"T\\x","eventTime":"2024-05-06T07:08:09+02:00","data":"line\nbreak","dataVersion":"1"}`,
 			`{"specversion":"1.0","id":"e\"1","source":"t1","type":"T\\x","subject":"caf\u00e9","time":"2024-05-06T07:08:09+02:00","datacontenttype":"application/json","dataversion":"1","data":"line\nbreak"}`,
@@ -108,5 +103,16 @@ func BenchmarkEventGridToCloudEvent(b *testing.B) {
 		if _, err := schema.EventGridToCloudEvent(eg.Body); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestEventGridToCloudEvent_TimeThatIsNotRFC3339LeftOut(t *testing.T) {
+	// The decoder refuses such an eventTime, but a body built elsewhere may
+	// hold one.
+	got, err := schema.EventGridToCloudEvent([]byte(
+		`{"id":"e1","topic":"t1","subject":"s","eventType":"T","eventTime":"yesterday","dataVersion":"1","metadataVersion":"1"}`))
+	const want = `{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","dataversion":"1"}`
+	if err != nil || string(got) != want {
+		t.Fatalf("got %s, %v; want %s", got, err, want)
 	}
 }

@@ -12,8 +12,8 @@ func TestDecodeBatch_CustomEventSchema(t *testing.T) {
 		body string
 		want []string
 	}{
-		{"OddSpacingAndKeyOrder", "[\n\t{ \"z\" : 1 ,\"a\":[ ] } ,{\"Id\":\"x\",\"id\":\"y\"}\r\n]",
-			[]string{`{ "z" : 1 ,"a":[ ] }`, `{"Id":"x","id":"y"}`}},
+		{"OddSpacingAndKeyOrder", "[\n\t{ \"z\" : 1 ,\"a\":[ ] } ,{\"Id\":\"x\",\"iD2\":\"y\"}\r\n]",
+			[]string{`{ "z" : 1 ,"a":[ ] }`, `{"Id":"x","iD2":"y"}`}},
 		{"EmptyObject", `[{}]`, []string{`{}`}},
 		{"EscapesAndUnicodeKept", `[{"s":"\u00e9\/\"","é":-0.0E+1,"n":null}]`, []string{`{"s":"\u00e9\/\"","é":-0.0E+1,"n":null}`}},
 		{"NoEnvelopeChecks", `[{"topic":"other","metadataVersion":5}]`, []string{`{"topic":"other","metadataVersion":5}`}},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -77,6 +78,9 @@ func decodeOne(scratch *Scratch, s eventgrid.InputSchema, topic string, body []b
 	if _, err := checkJSON(body); err != nil {
 		return nil, err
 	}
+	if err := checkDefaultIDText(defaultID); err != nil {
+		return nil, err
+	}
 	d, err := newDecoder(scratch, s, topic, accepted, len(body), 1)
 	if err != nil {
 		return nil, err
@@ -86,6 +90,16 @@ func decodeOne(scratch *Scratch, s eventgrid.InputSchema, topic string, body []b
 			"the request body must be a single JSON object, not %s", kindName(k))
 	}
 	return d.decode(0, rawjson.TrimSpace(body), defaultID)
+}
+
+// checkDefaultIDText refuses an event id from the request's URL that is
+// not valid UTF-8 (a percent-encoded byte such as %FF), which would make
+// the event's body invalid JSON text.
+func checkDefaultIDText(defaultID string) error {
+	if utf8.ValidString(defaultID) {
+		return nil
+	}
+	return fieldError(0, "id", "given by the URL is not valid UTF-8")
 }
 
 // decoder holds what one call needs across the events of a request.
@@ -140,15 +154,65 @@ func (d *decoder) decode(i int, elem []byte, defaultID string) (*eventgrid.Event
 	return ev, nil
 }
 
-// checkJSON returns EInvalidJSON unless body is one valid JSON value, and
-// the number of elements when it is an array. The common case costs one
-// allocation-free rawjson.ValidCount; only a failure pays for finding the
-// offset.
+// checkJSON returns EInvalidJSON unless body is one valid JSON value that
+// every reader reads the same way (see strictError), and the number of
+// elements when it is an array. The common case costs one pass of
+// rawjson.ValidStrict; only a failure pays for finding the offset.
 func checkJSON(body []byte) (elements int, err error) {
-	if n, ok := rawjson.ValidCount(body); ok {
+	n, err := rawjson.ValidStrict(body)
+	if err == nil {
 		return n, nil
 	}
+	if se, ok := err.(*rawjson.StrictError); ok {
+		return 0, strictError(se, "", -1)
+	}
 	return 0, invalidJSON("the request body", body)
+}
+
+// strictError turns a rawjson.StrictError into the API error. prefix goes
+// before its path ("data" when the document is an event's data); index, if
+// not negative, is the event's index instead of the element's.
+//
+// Such input is valid JSON but not I-JSON (RFC 7493): a member name given
+// twice, which filters would read one way (the first) and receivers another
+// (most keep the last), so that an event could pass a filter it should not;
+// invalid UTF-8; or a lone surrogate escape, which readers decode
+// differently.
+func strictError(se *rawjson.StrictError, prefix string, index int) error {
+	i := se.Element
+	if index >= 0 {
+		i = index
+	}
+	path := se.Path
+	if prefix != "" {
+		path = prefix + "." + path
+		if se.Path == "" || se.Path[0] == '[' {
+			path = prefix + se.Path
+		}
+	}
+	switch se.Kind {
+	case rawjson.DuplicateName:
+		return eventgrid.Errorf(eventgrid.EInvalidJSON,
+			"event at index %d: member name %s appears more than once in its object; "+
+				"member names must be unique, compared ignoring case (RFC 7493 §2.3)", i, quoteForMessage(path))
+	}
+	what := "a string"
+	switch {
+	case se.InName && path == "":
+		what = "a member name"
+	case se.InName:
+		what = "a member name in " + quoteForMessage(path)
+	case path != "":
+		what = quoteForMessage(path)
+	}
+	if se.Kind == rawjson.LoneSurrogate {
+		return eventgrid.Errorf(eventgrid.EInvalidJSON,
+			"event at index %d: %s holds an unpaired UTF-16 surrogate escape (at byte offset %d); "+
+				"JSON text must be Unicode (RFC 7493 §2.1)", i, what, se.Offset)
+	}
+	return eventgrid.Errorf(eventgrid.EInvalidJSON,
+		"event at index %d: %s is not valid UTF-8 (at byte offset %d); JSON text must be UTF-8 (RFC 8259 §8.1)",
+		i, what, se.Offset)
 }
 
 func invalidJSON(what string, body []byte) error {

@@ -49,6 +49,8 @@ func (d *decoder) eventGrid(i int, elem []byte, defaultID string) (*eventgrid.Ev
 		id = rawjson.AppendString(nil, defaultID)
 	case !isString(id):
 		return nil, fieldError(i, "id", "must be a string")
+	case len(id) == 2:
+		return nil, fieldError(i, "id", "must not be empty")
 	case defaultID != "":
 		if err := checkDefaultID(i, id, defaultID); err != nil {
 			return nil, err
@@ -70,6 +72,12 @@ func (d *decoder) eventGrid(i int, elem []byte, defaultID string) (*eventgrid.Ev
 		case !isString(v):
 			return nil, fieldError(i, egNames[f], "must be a string")
 		}
+	}
+	if len(m.val[egEventType]) == 2 {
+		return nil, fieldError(i, "eventType", "must not be empty")
+	}
+	if s, _ := unquote(m.val[egEventTime]); !validTimestamp(s) {
+		return nil, fieldError(i, "eventTime", "must be an RFC 3339 timestamp, not %s", quoteForMessage(s))
 	}
 	if v := m.val[egMetadataVersion]; v != nil && string(v) != `"1"` {
 		if s, ok := rawjson.Unquote(v); !ok || s != "1" {

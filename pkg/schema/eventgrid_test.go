@@ -21,12 +21,6 @@ func TestDecodeBatch_EventGridSchema(t *testing.T) {
 		{name: "PascalCase",
 			in:   `{"Id":"1","Topic":"T1","Subject":"s","EventType":"et","EventTime":"2020-01-01T00:00:00Z","Data":null,"DataVersion":"1.0","MetadataVersion":null}`,
 			want: head + `,"data":null` + tail},
-		{name: "ExactMatchWinsOverFolded",
-			in:   `{"ID":"upper","id":"1","Subject":"x","subject":"s","eventType":"et","EVENTTYPE":"no","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1.0"}`,
-			want: head + tail},
-		{name: "FirstFoldedMatchWins",
-			in:   `{"ID":"1","Id":"2","subject":"s","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1.0"}`,
-			want: head + tail},
 		{name: "EscapedKey",
 			in:   `{"\u0069d":"1","subject":"s","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1.0"}`,
 			want: head + tail},
@@ -42,16 +36,45 @@ func TestDecodeBatch_EventGridSchema(t *testing.T) {
 		{name: "EscapedStringsCopiedRaw",
 			in:   `{"id":"a\/b","subject":"\u00e9\n","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1.0"}`,
 			want: `{"id":"a\/b","topic":"t1","subject":"\u00e9\n","eventType":"et","eventTime":"2020-01-01T00:00:00Z"` + tail},
-		{name: "EmptyStrings",
-			in:   `{"id":"","subject":"","eventType":"","eventTime":"","dataVersion":""}`,
-			want: `{"id":"","topic":"t1","subject":"","eventType":"","eventTime":"","dataVersion":"","metadataVersion":"1"}`},
+		{name: "EmptySubjectAndDataVersion",
+			in:   `{"id":"1","subject":"","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":""}`,
+			want: `{"id":"1","topic":"t1","subject":"","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":"","metadataVersion":"1"}`},
 		{name: "TopicSameCase", in: strings.Replace(egFull, `{"id":"1",`, `{"id":"1","topic":"t1",`, 1), want: head + `,"data":{"a":1}` + tail},
 		{name: "TopicOtherCase", in: strings.Replace(egFull, `{"id":"1",`, `{"id":"1","topic":"T1",`, 1), want: head + `,"data":{"a":1}` + tail},
 		{name: "TopicEscaped", in: strings.Replace(egFull, `{"id":"1",`, `{"id":"1","topic":"\u00541",`, 1), want: head + `,"data":{"a":1}` + tail},
 		{name: "MetadataVersion1", in: strings.Replace(egFull, `{"id":"1",`, `{"metadataVersion":"1","id":"1",`, 1), want: head + `,"data":{"a":1}` + tail},
-		{name: "EventTimeNotValidated", in: strings.Replace(egFull, `2020-01-01T00:00:00Z`, `yesterday`, 1),
-			want: strings.Replace(head, `2020-01-01T00:00:00Z`, `yesterday`, 1) + `,"data":{"a":1}` + tail},
+		{name: "EventTimeFractionAndOffset", in: strings.Replace(egFull, `2020-01-01T00:00:00Z`, `2020-02-29t23:59:60.123456789-08:00`, 1),
+			want: strings.Replace(head, `2020-01-01T00:00:00Z`, `2020-02-29t23:59:60.123456789-08:00`, 1) + `,"data":{"a":1}` + tail},
 
+		{name: "ExactAndFoldedNames", code: eventgrid.EInvalidJSON,
+			in:  `{"ID":"upper","id":"1","subject":"s","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1.0"}`,
+			msg: `event at index 0: member name "id" appears more than once in its object`},
+		{name: "TwoFoldedNames", code: eventgrid.EInvalidJSON,
+			in:  `{"ID":"1","Id":"2","subject":"s","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1.0"}`,
+			msg: `event at index 0: member name "Id" appears more than once in its object`},
+		{name: "DuplicateInData", code: eventgrid.EInvalidJSON,
+			in:  strings.Replace(egFull, `{"a":1}`, `{"amount":5,"amount":99999}`, 1),
+			msg: `event at index 0: member name "data.amount" appears more than once in its object; member names must be unique, compared ignoring case (RFC 7493 §2.3)`},
+		{name: "DuplicateDeepInData", code: eventgrid.EInvalidJSON,
+			in:  strings.Replace(egFull, `{"a":1}`, `{"a":[{"b":{"role":"viewer","ROLE":"admin"}}]}`, 1),
+			msg: `event at index 0: member name "data.a[0].b.ROLE" appears more than once`},
+		{name: "InvalidUTF8", code: eventgrid.EInvalidJSON,
+			in:  strings.Replace(egFull, `{"a":1}`, "{\"a\":\"\xff\"}", 1),
+			msg: `event at index 0: "data.a" is not valid UTF-8 (at byte offset `},
+		{name: "InvalidUTF8InName", code: eventgrid.EInvalidJSON,
+			in:  strings.Replace(egFull, `{"a":1}`, "{\"\xc3\x28\":1}", 1),
+			msg: `event at index 0: a member name in "data" is not valid UTF-8`},
+		{name: "LoneSurrogate", code: eventgrid.EInvalidJSON,
+			in:  strings.Replace(egFull, `"subject":"s"`, `"subject":"\ud800"`, 1),
+			msg: `event at index 0: "subject" holds an unpaired UTF-16 surrogate escape`},
+		{name: "IDEmpty", in: strings.Replace(egFull, `"id":"1"`, `"id":""`, 1), code: eventgrid.EInvalidEvent, msg: `event at index 0: "id" must not be empty`},
+		{name: "EventTypeEmpty", in: strings.Replace(egFull, `"eventType":"et"`, `"eventType":""`, 1), code: eventgrid.EInvalidEvent, msg: `event at index 0: "eventType" must not be empty`},
+		{name: "EventTimeNotATime", in: strings.Replace(egFull, `2020-01-01T00:00:00Z`, `notatime`, 1), code: eventgrid.EInvalidEvent,
+			msg: `event at index 0: "eventTime" must be an RFC 3339 timestamp, not "notatime"`},
+		{name: "EventTimeOutOfRange", in: strings.Replace(egFull, `2020-01-01T00:00:00Z`, `2026-13-45T99:00:00Z`, 1), code: eventgrid.EInvalidEvent,
+			msg: `event at index 0: "eventTime" must be an RFC 3339 timestamp, not "2026-13-45T99:00:00Z"`},
+		{name: "EventTimeEmpty", in: strings.Replace(egFull, `"2020-01-01T00:00:00Z"`, `""`, 1), code: eventgrid.EInvalidEvent,
+			msg: `event at index 0: "eventTime" must be an RFC 3339 timestamp, not ""`},
 		{name: "IDMissing", in: strings.Replace(egFull, `"id":"1",`, "", 1), code: eventgrid.EInvalidEvent, msg: `event at index 0: "id" is required`},
 		{name: "IDNull", in: strings.Replace(egFull, `"id":"1",`, `"id":null,`, 1), code: eventgrid.EInvalidEvent, msg: `event at index 0: "id" is required`},
 		{name: "SubjectMissing", in: strings.Replace(egFull, `"subject":"s",`, "", 1), code: eventgrid.EInvalidEvent, msg: `event at index 0: "subject" is required`},
@@ -96,7 +119,7 @@ func TestDecodeBatch_EventGridSchema(t *testing.T) {
 
 func TestDecodeBatch_EventGridSchemaFields(t *testing.T) {
 	evs := MustDecodeBatch(t, eventgrid.EventGridSchema,
-		`[`+egFull+`, {"Id":"a\"b","Subject":"\/x","EventType":"t2","EventTime":"","DataVersion":"v\u00e9"}]`)
+		`[`+egFull+`, {"Id":"a\"b","Subject":"\/x","EventType":"t2","EventTime":"2020-01-01T00:00:00Z","DataVersion":"v\u00e9"}]`)
 	want := []eventgrid.Event{
 		{ID: "1", Type: "et", Subject: "s", HasSubject: true, DataVersion: "1.0"},
 		{ID: `a"b`, Type: "t2", Subject: "/x", HasSubject: true, DataVersion: "vé"},
@@ -113,11 +136,11 @@ func TestDecodeBatch_EventGridSchemaFields(t *testing.T) {
 }
 
 func TestDecodeBatch_TopicArgumentKept(t *testing.T) {
-	evs, err := schema.DecodeBatch(eventgrid.EventGridSchema, "MyTopic", []byte(`[{"topic":"mytopic","id":"1","subject":"s","eventType":"et","eventTime":"t","dataVersion":"1"}]`), accepted)
+	evs, err := schema.DecodeBatch(eventgrid.EventGridSchema, "MyTopic", []byte(`[{"topic":"mytopic","id":"1","subject":"s","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1"}]`), accepted)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"id":"1","topic":"MyTopic","subject":"s","eventType":"et","eventTime":"t","dataVersion":"1","metadataVersion":"1"}`
+	const want = `{"id":"1","topic":"MyTopic","subject":"s","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1","metadataVersion":"1"}`
 	if string(evs[0].Body) != want {
 		t.Fatalf("Body = %s, want %s", evs[0].Body, want)
 	}
@@ -253,4 +276,14 @@ func TestDecodeOne_DefaultIDInBody(t *testing.T) {
 	if string(ev.Body) != want {
 		t.Fatalf("Body = %s, want %s", ev.Body, want)
 	}
+}
+
+func TestDecodeOne_DefaultIDNotUTF8(t *testing.T) {
+	body := []byte(`{"subject":"s","eventType":"et","eventTime":"2020-01-01T00:00:00Z","dataVersion":"1"}`)
+	for _, s := range []eventgrid.InputSchema{eventgrid.EventGridSchema, eventgrid.CloudEventSchemaV1_0} {
+		_, err := schema.DecodeOne(s, "t1", body, "a\xff", accepted)
+		MustFail(t, err, eventgrid.EInvalidEvent, `event at index 0: "id" given by the URL is not valid UTF-8`)
+	}
+	_, err := schema.DecodeBinary(binaryHeader(), nil, "a\xff", accepted)
+	MustFail(t, err, eventgrid.EInvalidEvent, `"id" given by the URL is not valid UTF-8`)
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
@@ -84,6 +85,9 @@ func checkFuzzedEvent(t *testing.T, s eventgrid.InputSchema, ev *eventgrid.Event
 	t.Helper()
 	if !json.Valid(ev.Body) {
 		t.Fatalf("Body is not valid JSON: %q", ev.Body)
+	}
+	if _, err := rawjson.ValidStrict(ev.Body); err != nil {
+		t.Fatalf("Body is not I-JSON (%v): %q", err, ev.Body)
 	}
 	if len(ev.Body) > eventgrid.MaxEventSize {
 		t.Fatalf("Body is %d bytes", len(ev.Body))

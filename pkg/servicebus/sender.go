@@ -6,14 +6,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/azconn"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
@@ -35,6 +33,9 @@ const (
 	eventHubsAPIVersion  = "2014-01"
 	serviceBusAPIVersion = "2015-01"
 )
+
+// sender starts the text of this package's errors (webhook.Error).
+const sender = "servicebus"
 
 // maxCachedEntities bounds the parsed connection strings kept with their
 // tokens; past it the cache starts afresh.
@@ -89,38 +90,9 @@ func New(o Options) *Sender {
 	}
 }
 
-// Error is a failed send. Status is 0 when no response arrived. Its
-// text never holds the connection string or the entity's URL.
-type Error struct {
-	Status int
-	// After is the response's Retry-After, 0 when it had none.
-	After time.Duration
-	Err   error
-}
-
-func (e *Error) Error() string {
-	if e.Status != 0 {
-		return fmt.Sprintf("servicebus: destination answered %d %s", e.Status, http.StatusText(e.Status))
-	}
-	return "servicebus: " + e.Err.Error()
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// StatusCode implements delivery.StatusError.
-func (e *Error) StatusCode() int { return e.Status }
-
-// RetryAfter implements delivery.RetryAfterError.
-func (e *Error) RetryAfter() time.Duration { return e.After }
-
-var (
-	_ delivery.StatusError     = (*Error)(nil)
-	_ delivery.RetryAfterError = (*Error)(nil)
-)
-
 // entity is a parsed connection string with its current token.
 type entity struct {
-	cs      ConnectionString
+	cs      azconn.Entity
 	err     error
 	sendURL string
 
@@ -139,9 +111,9 @@ func (s *Sender) entity(connStr string) *entity {
 		clear(s.entities)
 	}
 	e := &entity{}
-	e.cs, e.err = ParseConnectionString(connStr)
+	e.cs, e.err = azconn.ParseEntity(connStr)
 	if e.err == nil {
-		e.sendURL = e.cs.resource() + "/messages"
+		e.sendURL = e.cs.Resource() + "/messages"
 	}
 	s.entities[connStr] = e
 	return e
@@ -153,7 +125,7 @@ func (e *entity) authorization(now time.Time, lifetime time.Duration) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.token == "" || !now.Before(e.renewAt) {
-		e.token = SASToken(e.cs.resource(), e.cs.KeyName, e.cs.Key, now.Add(lifetime))
+		e.token = SASToken(e.cs.Resource(), e.cs.KeyName, e.cs.Key, now.Add(lifetime))
 		e.renewAt = now.Add(lifetime - lifetime/5)
 	}
 	return e.token
@@ -165,7 +137,7 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	dst := &b.Subscription.Destination
 	e := s.entity(dst.ConnectionString)
 	if e.err != nil {
-		return &Error{Err: fmt.Errorf("connectionString: %w", e.err)}
+		return &webhook.Error{Sender: sender, Err: fmt.Errorf("connectionString %w", e.err)}
 	}
 	apiVersion := serviceBusAPIVersion
 	if dst.EndpointType == eventgrid.EventHub {
@@ -205,7 +177,7 @@ func (s *Sender) postBatch(ctx context.Context, u, auth string, events [][]byte,
 func (s *Sender) post(ctx context.Context, u, auth, contentType string, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return &Error{Err: errors.New("cannot build the request for the entity")}
+		return &webhook.Error{Sender: sender, Err: errors.New("cannot build the request for the entity")}
 	}
 	h := req.Header
 	h.Set("Authorization", auth)
@@ -215,40 +187,9 @@ func (s *Sender) post(ctx context.Context, u, auth, contentType string, body []b
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return &Error{Err: cause(ctx, err)}
+		return webhook.RequestError(ctx, sender, err)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		return &Error{Status: resp.StatusCode, After: retryAfter(resp.Header.Get("Retry-After"), s.now())}
-	}
-	return nil
-}
-
-// cause strips the URL from a client error.
-func cause(ctx context.Context, err error) error {
-	if ctx.Err() == context.DeadlineExceeded {
-		return fmt.Errorf("no response before the delivery timeout: %w", context.DeadlineExceeded)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
-// retryAfter reads a Retry-After value: seconds or an HTTP date.
-func retryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return webhook.CheckResponse(sender, resp, func(status int) bool { return status == http.StatusCreated }, s.now())
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}

@@ -32,7 +32,10 @@ type client struct {
 	q              *azqueue.QueueClient
 }
 
-var _ delivery.Sender = (*Sender)(nil)
+var (
+	_ delivery.Sender       = (*Sender)(nil)
+	_ delivery.PartialError = (*Error)(nil)
+)
 
 // New returns a Sender.
 func New() *Sender { return &Sender{clients: map[uint64]*client{}} }
@@ -43,6 +46,9 @@ type Error struct {
 	Status int
 	Code   string
 	Err    error
+	// Enqueued is how many of the batch's first events the queue took
+	// before this failure.
+	Enqueued int
 }
 
 func (e *Error) Error() string {
@@ -57,8 +63,13 @@ func (e *Error) Unwrap() error { return e.Err }
 // StatusCode implements delivery.StatusError.
 func (e *Error) StatusCode() int { return e.Status }
 
+// Accepted implements delivery.PartialError: the events enqueued before
+// the failure are not sent again.
+func (e *Error) Accepted() int { return e.Enqueued }
+
 // Send implements delivery.Sender: one message per event of the batch, in
-// order; the first failure ends the attempt.
+// order; the first failure ends the attempt, and its *Error says how many
+// events were enqueued before it, so that a retry sends only the rest.
 func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	q, err := s.client(b.Subscription)
 	if err != nil {
@@ -69,9 +80,11 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 		t := int32(ttl)
 		opts = &azqueue.EnqueueMessageOptions{TimeToLive: &t}
 	}
-	for _, body := range b.Bodies {
+	for i, body := range b.Bodies {
 		if _, err := q.EnqueueMessage(ctx, base64.StdEncoding.EncodeToString(body), opts); err != nil {
-			return describe(ctx, err)
+			e := describe(ctx, err)
+			e.Enqueued = i
+			return e
 		}
 	}
 	return nil
@@ -110,7 +123,7 @@ func (s *Sender) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 
 // describe keeps the status and code of a service error and the kind of a
 // network one; the SDK's own texts carry the queue's URL.
-func describe(ctx context.Context, err error) error {
+func describe(ctx context.Context, err error) *Error {
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		return &Error{Status: re.StatusCode, Code: re.ErrorCode}

@@ -218,9 +218,19 @@ func (s *Sender) cloudEventsHandshake(ctx context.Context, sub *eventgrid.EventS
 	if perMinute > 0 {
 		l.interval = time.Minute / time.Duration(perMinute)
 	}
-	s.limits.mu.Lock()
-	s.limits.m[limitKey(sub)] = l
-	s.limits.mu.Unlock()
+	// The rate applies once the registry stores the subscription it was
+	// agreed for: a put refused after its handshake leaves no rate behind
+	// and the live subscription's rate as it was. Called outside a
+	// registry put, the rate applies at once.
+	install := func(stored *eventgrid.EventSubscription) {
+		s.limits.mu.Lock()
+		l.uid = stored.UID
+		s.limits.m[limitKey(stored)] = l
+		s.limits.mu.Unlock()
+	}
+	if !eventgrid.OnCommit(ctx, install) {
+		install(sub)
+	}
 	return nil
 }
 

@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/testkit/webhooktest"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
@@ -292,4 +294,89 @@ func TestHandshake_When(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHandshake_RateWithTheStoredSubscription: an agreed rate takes effect
+// only when the registry stores the subscription it was agreed for. A put
+// refused after its handshake leaves no rate behind, and the live
+// subscription keeps its own.
+func TestHandshake_RateWithTheStoredSubscription(t *testing.T) {
+	s := handshakeSender(time.Second)
+	ctx := t.Context()
+	var refuse atomic.Bool
+	opts := registry.DefaultOptions()
+	opts.WebhookHTTPSOnly = false
+	opts.MaxSubscriptionsPerTopic = 1
+	opts.Handshake = func(ctx context.Context, old, sub *eventgrid.EventSubscription) error {
+		if err := s.Handshake(ctx, old, sub); err != nil {
+			return err
+		}
+		if refuse.Load() {
+			return eventgrid.Errorf(eventgrid.EInvalidDestination, "refused after the handshake")
+		}
+		return nil
+	}
+	reg := registry.New(opts, s)
+	if _, _, err := reg.PutTopic(ctx, eventgrid.Topic{Name: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(name, url string) (*eventgrid.EventSubscription, error) {
+		sub := validatedSub(url, eventgrid.ValidationCloudEvents)
+		sub.Name = name
+		stored, _, err := reg.PutSubscription(ctx, *sub)
+		return stored, err
+	}
+	// limited reports whether two sends in a row, within less than the
+	// agreed interval, find the second slot taken.
+	limited := func(sub *eventgrid.EventSubscription) bool {
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		if err := s.Send(short, batch(sub, 1, egEvent("1", "t1"))); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Send(short, batch(sub, 1, egEvent("1", "t1")))
+		return err != nil && strings.Contains(err.Error(), "WebHook-Allowed-Rate")
+	}
+	slow := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "60"}, nil)
+	live, err := put("a", slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !limited(live) {
+		t.Fatal("the stored subscription's agreed rate is not applied")
+	}
+
+	t.Run("RefusedNewSubscription", func(t *testing.T) {
+		// The topic holds its one subscription: the put is refused after
+		// its handshake agreed a rate.
+		other := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "60"}, nil)
+		_, err := put("b", other)
+		if eventgrid.ErrorCode(err) != eventgrid.ELimitExceeded {
+			t.Fatalf("put = %v, want LimitExceeded", err)
+		}
+		b := validatedSub(other, eventgrid.ValidationCloudEvents)
+		b.Name = "b"
+		if limited(b) {
+			t.Error("a refused put left its agreed rate behind")
+		}
+	})
+	t.Run("RefusedUpdate", func(t *testing.T) {
+		refuse.Store(true)
+		defer refuse.Store(false)
+		fast := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "*"}, nil)
+		if _, err := put("a", fast); eventgrid.ErrorCode(err) != eventgrid.EInvalidDestination {
+			t.Fatalf("put = %v, want the refusal", err)
+		}
+		if cur, _ := reg.Subscription(ctx, "t1", "a"); cur != live {
+			t.Fatal("the refused put changed the subscription")
+		}
+		// The live subscription's one slot per second was taken above and
+		// is still taken.
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		err := s.Send(short, batch(live, 1, egEvent("1", "t1")))
+		if err == nil || !strings.Contains(err.Error(), "WebHook-Allowed-Rate") {
+			t.Errorf("send = %v; a refused update replaced the live subscription's rate", err)
+		}
+	})
 }

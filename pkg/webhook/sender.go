@@ -4,13 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
@@ -87,48 +84,6 @@ func NewHTTPClient(tlsConfig *tls.Config, dialTLS func(ctx context.Context, netw
 	}
 }
 
-// Error is a failed delivery attempt. Status is 0 when no response arrived;
-// Wait is the response's Retry-After, if any. Its text never contains the
-// destination URL, whose query may carry secrets.
-type Error struct {
-	Status int
-	Wait   time.Duration
-	Err    error
-}
-
-func (e *Error) Error() string {
-	if e.Status != 0 {
-		return fmt.Sprintf("webhook: destination answered %d %s", e.Status, http.StatusText(e.Status))
-	}
-	return "webhook: " + e.Err.Error()
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// StatusCode implements delivery.StatusError.
-func (e *Error) StatusCode() int { return e.Status }
-
-// RetryAfter implements delivery.RetryAfterError.
-func (e *Error) RetryAfter() time.Duration { return e.Wait }
-
-// errTimeout is a request that got no response before the delivery timeout.
-var errTimeout = fmt.Errorf("no response before the delivery timeout: %w", context.DeadlineExceeded)
-
-// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(max(n, 0)) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return 0
-}
-
 // Send implements delivery.Sender. A batch becomes one request in the Batch
 // content mode and one request per event in the Structured and Binary modes
 // (where the first failure ends the batch's attempt).
@@ -192,15 +147,9 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 	s.setUserAgent(h)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return &Error{Err: cause(ctx, err)}
+		return RequestError(ctx, "webhook", err)
 	}
-	// Drain a little so the connection can be reused, then close.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 204 {
-		return &Error{Status: resp.StatusCode, Wait: retryAfter(resp.Header, time.Now())}
-	}
-	return nil
+	return CheckResponse("webhook", resp, func(status int) bool { return status >= 200 && status <= 204 }, time.Now())
 }
 
 // commonDataVersion returns the dataVersion every event of a batch shares;
@@ -215,18 +164,6 @@ func commonDataVersion(bodies [][]byte) (v string, ok bool) {
 		}
 	}
 	return v, len(bodies) > 0
-}
-
-// cause strips the URL from a client error.
-func cause(ctx context.Context, err error) error {
-	if ctx.Err() == context.DeadlineExceeded {
-		return errTimeout
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // body is a delivery request's JSON array, held as the events' own bytes

@@ -70,7 +70,7 @@ func main() {
 	flag.IntVar(&s.size, "size", 1024, "bytes per event, as published")
 	flag.IntVar(&s.publishers, "publishers", 6, "concurrent publishers (closed loop) in a-e")
 	flag.DurationVar(&s.duration, "duration", 10*time.Second, "publishing time of a, b and f")
-	flag.Int64Var(&s.events, "events", 0, "events to publish in a and b instead of publishing for -duration")
+	flag.Int64Var(&s.events, "events", 0, "events to publish in a and b instead of publishing for -duration, and in g (default 100,000)")
 	flag.Int64Var(&s.fanoutEvents, "fanout-events", 100000, "events to publish in c and d (each delivered to 10 subscriptions); both run with broker__maxQueuedEvents of this plus 100,000")
 	flag.Float64Var(&s.rate, "rate", 2000, "events per second in f")
 	flag.IntVar(&s.rateWorkers, "rate-workers", 32, "most publish requests in flight in f")
@@ -133,10 +133,10 @@ func run(s *settings, scenarios, out string) error {
 	for _, name := range strings.Split(scenarios, ",") {
 		switch name = strings.TrimSpace(name); name {
 		case "":
-		case "a", "b", "c", "d", "e", "f":
+		case "a", "b", "c", "d", "e", "f", "g":
 			names = append(names, name)
 		default:
-			return fmt.Errorf("unknown scenario %q (want a-f)", name)
+			return fmt.Errorf("unknown scenario %q (want a-g)", name)
 		}
 	}
 	var c9 float64 // subscriptions 1-9 in c, for d
@@ -215,6 +215,8 @@ func (s *settings) scenario(name string, c9 float64) result {
 			r, err = s.scenarioE()
 		case "f":
 			r, err = s.scenarioF()
+		case "g":
+			r, err = s.scenarioG()
 		}
 		if s.waitIdle > 0 {
 			r.detail("waited_for_idle_seconds", waited.Seconds())

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/config"
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/resource"
+)
+
+// newQueues builds the queue subscriptions' store. Each queue subscription
+// gets the per-subscription share of the queue budget; the broker-wide
+// limits are charged through brokerBudget.
+func newQueues(cfg config.Config, engine *delivery.Engine, dl delivery.DeadLetterer, prom *metrics.Prometheus, log zerolog.Logger) (*pull.Store, *metrics.Pull) {
+	o := pull.Options{
+		MaxEventsPerSubscription: cfg.MaxQueuedEventsPerSubscription,
+		MaxBytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
+		Global:                   &brokerBudget{engine: engine, limit: pull.Limit{Events: cfg.MaxQueuedEvents, Bytes: cfg.MaxQueuedBytes}},
+		TimeScale:                float64(cfg.QueueTimeScale),
+		Transform:                convertSchema,
+		DeadLetterer:             deadLetterAdapter{dl},
+		LogDeliverySuccess:       cfg.LogDeliverySuccess,
+		LogDeliveryFailure:       cfg.LogDeliveryFailure,
+		LogEventExpiry:           cfg.LogEventExpiry,
+	}
+	var m *metrics.Pull
+	if prom != nil {
+		m = prom.Pull()
+		o.Metrics = m
+	}
+	s := pull.New(o, log)
+	if m != nil {
+		m.Collect(s.Stats)
+	}
+	return s, m
+}
+
+// brokerBudget charges queued pull events against the broker-wide limits
+// (broker__maxQueuedEvents, broker__maxQueuedBytes). The push engine keeps
+// its own count and offers only a check (Admit), so queue events are
+// refused while the push queues are at their limit, and are counted here
+// against limits of the same size.
+type brokerBudget struct {
+	engine *delivery.Engine
+	limit  pull.Limit
+}
+
+func (b *brokerBudget) Reserve(events int, bytes int64) bool {
+	return b.engine.Admit(bytes) && b.limit.Reserve(events, bytes)
+}
+
+func (b *brokerBudget) Release(events int, bytes int64) { b.limit.Release(events, bytes) }
+
+// deadLetterAdapter hands queue subscriptions' dead letters to the push
+// engine's dead-letter writer, which writes them in the same blob layout.
+type deadLetterAdapter struct{ w delivery.DeadLetterer }
+
+func (a deadLetterAdapter) DeadLetter(l pull.DeadLetter) {
+	a.w.DeadLetter(delivery.DeadLetter{
+		Subscription: l.Subscription,
+		Body:         l.Body,
+		Reason:       l.Reason,
+		Attempts:     l.DeliveryCount,
+		LastAttempt:  l.LastReceive,
+		Published:    l.Published,
+		Done:         l.Done,
+	})
+}
+
+// withQueueStatus reports a queue subscription's counts in deliveryStatus,
+// and asks push for the others.
+func withQueueStatus(s *pull.Store, push func(*eventgrid.EventSubscription) *resource.DeliveryStatus) func(*eventgrid.EventSubscription) *resource.DeliveryStatus {
+	return func(sub *eventgrid.EventSubscription) *resource.DeliveryStatus {
+		if !sub.IsQueue() {
+			return push(sub)
+		}
+		c, ok := s.Counts(sub)
+		if !ok {
+			return nil
+		}
+		return &resource.DeliveryStatus{Queue: &resource.QueueStatus{Available: c.Available, Locked: c.Locked, Delayed: c.Delayed}}
+	}
+}

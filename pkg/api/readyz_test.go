@@ -1,0 +1,41 @@
+package api_test
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/edgegrid/edgegrid/pkg/api"
+)
+
+func TestReadyz(t *testing.T) {
+	var ready atomic.Bool
+	ts := MustOpenServer(t, withAPI(func(o *api.Options) { o.Ready = ready.Load }))
+	check := func(t *testing.T, path string, want int, status string) {
+		t.Helper()
+		r := ts.doVersion(t, http.MethodGet, path, "", "", nil)
+		mustStatus(t, r, want)
+		if got := at(mustObject(t, r.Body), "status"); got != status {
+			t.Errorf("status = %v, want %s", got, status)
+		}
+	}
+	t.Run("before the first apply", func(t *testing.T) {
+		check(t, "/readyz", http.StatusServiceUnavailable, "NotReady")
+		check(t, "/healthz", http.StatusOK, "Healthy") // liveness is unaffected
+	})
+	ready.Store(true)
+	t.Run("after", func(t *testing.T) {
+		check(t, "/readyz", http.StatusOK, "Ready")
+		check(t, "/ReadyZ", http.StatusOK, "Ready")
+	})
+	t.Run("without a Ready function", func(t *testing.T) {
+		ts := MustOpenServer(t)
+		r := ts.doVersion(t, http.MethodGet, "/readyz", "", "", nil)
+		mustStatus(t, r, http.StatusOK)
+	})
+	t.Run("probe off", func(t *testing.T) {
+		ts := MustOpenServer(t, withAPI(func(o *api.Options) { o.HealthProbe = false }))
+		r := ts.doVersion(t, http.MethodGet, "/readyz", "", "", nil)
+		mustStatus(t, r, http.StatusNotFound)
+	})
+}

@@ -1,0 +1,74 @@
+package bootstrap
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// readFile reads the desired configuration file. It follows symbolic links
+// at every read, as a mounted Kubernetes ConfigMap needs: the file there is
+// a link through the directory's "..data" link, which the kubelet swaps
+// atomically to a new timestamped directory when the ConfigMap changes.
+func readFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading desired_config_file: %w", err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, fmt.Errorf("desired_config_file %s is empty", path)
+	}
+	return b, nil
+}
+
+// WatchFile follows the file at path: every interval it reads the file
+// again and, when its content differs from the last content read, applies
+// it as SourceFile's whole desired state. applied is the content already
+// applied (at start). A file that cannot be read, is empty or is not a
+// valid document is logged once and changes nothing; the last content
+// applied stays in force. onApply, if not nil, is called after each apply.
+// WatchFile returns when ctx is done.
+//
+// Polling the content, rather than watching the file system for events,
+// sees every way a file can change (written in place, renamed over, or a
+// directory link swapped under it, as the kubelet does) with the standard
+// library alone; reading a small file every few seconds costs nothing.
+func (r *Reconciler) WatchFile(ctx context.Context, path string, interval time.Duration, applied []byte, onApply func(Result, error)) {
+	log := r.log.With().Str("source", SourceFile).Str("file", path).Logger()
+	last := applied
+	var lastErr string
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		b, err := readFile(path)
+		if err != nil {
+			if err.Error() != lastErr {
+				lastErr = err.Error()
+				log.Warn().Err(errors.Unwrap(err)).Str("error", err.Error()).
+					Msg("desired_config_file cannot be read; the configuration last applied stays in force")
+			}
+			continue
+		}
+		lastErr = ""
+		if bytes.Equal(b, last) {
+			continue
+		}
+		last = b
+		log.Info().Msg("desired_config_file changed; applying it")
+		res, err := r.Apply(ctx, SourceFile, b)
+		if ctx.Err() != nil {
+			return
+		}
+		if onApply != nil {
+			onApply(res, err)
+		}
+	}
+}

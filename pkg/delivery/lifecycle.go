@@ -1,0 +1,189 @@
+package delivery
+
+import (
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// SubscriptionPut implements eventgrid.SubscriptionObserver: it creates the
+// subscription's queue or applies new settings to the events it holds.
+func (e *Engine) SubscriptionPut(sub *eventgrid.EventSubscription) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	if q, ok := e.queues[sub.UID]; ok {
+		q.update(sub)
+		return
+	}
+	e.queues[sub.UID] = newQueue(e, sub)
+}
+
+// SubscriptionDeleted implements eventgrid.SubscriptionObserver: it detaches
+// the subscription's queue, whose events, queued or in flight, leave the
+// budget at once; a worker counts and logs them, outside the caller's locks.
+func (e *Engine) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
+	e.mu.Lock()
+	q, ok := e.queues[sub.UID]
+	delete(e.queues, sub.UID)
+	e.mu.Unlock()
+	if !ok {
+		return
+	}
+	if d := q.detach(DropDeleted); d != nil {
+		e.sched.Lock()
+		if e.stopping {
+			e.sched.Unlock()
+			d.report(e) // Close is waiting for the workers; nothing else will
+			return
+		}
+		e.discards = append(e.discards, d)
+		e.wake.Signal()
+		e.sched.Unlock()
+	}
+}
+
+// Close stops delivery: workers take no new batches, requests in flight get
+// until timeout to finish (then they are cancelled), and the events still
+// queued are discarded, as nothing is persisted by design. It returns the
+// number discarded. No goroutine or timer of the engine runs once it has
+// returned.
+func (e *Engine) Close(timeout time.Duration) int {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return 0
+	}
+	e.closed = true
+	queues := make([]*queue, 0, len(e.queues))
+	for _, q := range e.queues {
+		queues = append(queues, q)
+	}
+	e.mu.Unlock()
+	for _, q := range queues {
+		q.stop() // no more timers, no more scheduling
+	}
+	e.stopWatch()
+	e.sched.Lock()
+	e.stopping = true
+	pending := e.discards
+	e.discards = nil
+	e.wake.Broadcast()
+	e.sched.Unlock()
+
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	t := time.NewTimer(timeout)
+	select {
+	case <-done:
+		t.Stop()
+	case <-t.C:
+		e.log.Warn().Dur("timeout", timeout).Msg("delivery requests still in flight at the stop timeout; cancelling them")
+		e.cancelSends()
+		<-done
+	}
+	e.cancelSends()
+	n := 0
+	for _, d := range pending {
+		d.report(e)
+	}
+	for _, q := range queues {
+		if d := q.detach(DropShutdown); d != nil {
+			n += d.report(e)
+		}
+	}
+	e.log.Info().Int("discarded", n).Msg("delivery stopped; queued events are not persisted by design")
+	return n
+}
+
+// update applies a subscription's new settings; they take effect for the
+// events already queued from their next attempt on.
+func (q *queue) update(sub *eventgrid.EventSubscription) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.setSubLocked(sub)
+	q.scheduleLocked()
+}
+
+// stop ends the queue's timers and scheduling for good: the engine is
+// stopping.
+func (q *queue) stop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.stopped = true
+	q.stopTimersLocked()
+}
+
+func (q *queue) stopTimersLocked() {
+	if q.timer != nil {
+		q.timer.Stop()
+	}
+	if q.logTimer != nil {
+		q.logTimer.Stop()
+	}
+	q.timerAt = 0
+}
+
+// discard is what a detached queue leaves to report: how many events it
+// discarded and the log lines it had suppressed.
+type discard struct {
+	sub        *eventgrid.EventSubscription
+	reason     DropReason
+	n          int
+	suppressed [numLogKinds]int
+}
+
+// detach empties the queue for good, returning its events to the budget at
+// once, those in flight included (their batches finish without counting
+// them again), and returns what is left to report, or nil if the queue was
+// already detached. It only does arithmetic under the lock; report logs.
+func (q *queue) detach(reason DropReason) *discard {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return nil
+	}
+	q.closed = true
+	q.stopTimersLocked()
+	d := &discard{sub: q.sub, reason: reason}
+	release := func(it item) {
+		d.n++
+		q.releaseItem(&it)
+	}
+	q.ready.clear(release)
+	q.backoff[0].clear(release)
+	q.backoff[1].clear(release)
+	for q.timed.len() > 0 {
+		release(q.timed.pop())
+	}
+	for _, b := range q.flying {
+		for i := range b.items {
+			d.n++
+			q.releaseItem(&b.items[i])
+		}
+		b.released = true
+	}
+	for k := range q.logs {
+		d.suppressed[k] = q.logs[k].take()
+	}
+	return d
+}
+
+// report counts the discarded events and logs what needs saying. It
+// returns how many events were discarded.
+func (d *discard) report(e *Engine) int {
+	if d.n > 0 {
+		e.metrics.Dropped(d.sub, d.reason, d.n)
+	}
+	for k, s := range d.suppressed {
+		if s > 0 {
+			logSuppressed(e, d.sub, logKind(k), s)
+		}
+	}
+	if d.n > 0 && d.reason == DropDeleted {
+		e.log.Warn().Str("topic", d.sub.Topic).Str("subscription", d.sub.Name).Int("events", d.n).Msg("event subscription deleted; its queued events were discarded")
+	}
+	return d.n
+}

@@ -1,0 +1,208 @@
+package delivery
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// Options configure the Engine. Zero values are replaced by the defaults of
+// DefaultOptions.
+type Options struct {
+	// DefaultMaxDeliveryAttempts and DefaultTTL apply unless a
+	// subscription's retryPolicy sets its own.
+	DefaultMaxDeliveryAttempts int
+	DefaultTTL                 time.Duration
+	// DefaultSchedule is the delivery profile of subscriptions whose
+	// retryPolicy names none.
+	DefaultSchedule eventgrid.RetrySchedule
+	// ExponentialScale multiplies the CloudExponential delays and
+	// probation lengths; tests shorten them with it.
+	ExponentialScale float64
+	// ProbationAfterFailures is the number of consecutive failed attempts
+	// that put a CloudExponential subscription on probation.
+	ProbationAfterFailures int
+	// DefaultMaxEventsPerBatch and DefaultMaxBatchBytes fill in the cap a
+	// batching subscription leaves unset.
+	DefaultMaxEventsPerBatch int
+	DefaultMaxBatchBytes     int
+	// Backoff holds the delays of the two back-off lists: after the first
+	// failed attempt, and after every later one.
+	Backoff [2]time.Duration
+	// DeliverTimeout bounds one delivery request.
+	DeliverTimeout time.Duration
+	// MaxConcurrent is the number of delivery workers. MaxPerSubscription
+	// bounds one subscription's requests in flight; a subscription starts
+	// at one and doubles its allowance with each success, halving it on
+	// each failure. Unproven subscriptions (no success yet), failing ones
+	// and suspect ones share at most half of the workers.
+	MaxConcurrent      int
+	MaxPerSubscription int
+	// SuspectAfter is the longest a request may be in flight before it is
+	// suspect; a subscription's request is suspect sooner, after four times
+	// its usual answer time, but not before SuspectAfter/5 (nor, while the
+	// subscription has no usual answer time, later). A suspect request's
+	// worker leaves the pool to wait for the answer, and a new worker takes
+	// its place; MaxParked bounds the requests waiting so, and so the
+	// goroutines beyond the pool. Zero means the defaults: 1 s and twice
+	// MaxConcurrent.
+	SuspectAfter time.Duration
+	MaxParked    int
+	// MaxQueuedEvents bounds the queued (event, subscription) pairs and
+	// MaxQueuedBytes the bytes of the distinct events they hold, over the
+	// whole broker. MaxQueuedEventsPerSubscription and
+	// MaxQueuedBytesPerSubscription bound one subscription's share, so that
+	// a dead subscriber refuses only the requests that would queue for it.
+	MaxQueuedEvents                int
+	MaxQueuedBytes                 int64
+	MaxQueuedEventsPerSubscription int
+	MaxQueuedBytesPerSubscription  int64
+	// LogDeliverySuccess logs every delivered batch; LogDeliveryFailure
+	// every failed attempt; LogEventExpiry every event dropped by its retry
+	// policy.
+	LogDeliverySuccess bool
+	LogDeliveryFailure bool
+	LogEventExpiry     bool
+	// LogRateWindow and LogRateBurst rate-limit the "delivery attempt
+	// failed" and "event dropped by retry policy" lines, so that a dead
+	// endpoint cannot flood the log: each subscription emits at most
+	// LogRateBurst lines of each kind per window of LogRateWindow and counts
+	// the rest. The next line emitted carries that count as "suppressed";
+	// if none comes, a "log lines suppressed" line with fields "kind" and
+	// "suppressed" reports it when the window ends, or when the
+	// subscription's queue is discarded. Zero means the default; a negative
+	// LogRateBurst turns the limit off.
+	LogRateWindow time.Duration
+	LogRateBurst  int
+
+	// Clock is the source of time; nil means the system clock.
+	Clock Clock
+	// DeadLetterer takes the events that subscriptions with a dead-letter
+	// destination give up on; nil drops them as subscriptions without one.
+	DeadLetterer DeadLetterer
+	// Transform, if not nil, returns the body a subscription receives for
+	// an event of topic, when it differs from the published one (schema
+	// conversion). It is called at publish time, once per event and
+	// delivery schema: its result may depend only on the topic, the
+	// subscription's EventDeliverySchema and the body, and subscriptions
+	// of one schema share the copy. It returns body itself when nothing
+	// changes.
+	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
+	// Jitter returns a number in [-1, 1] that randomises CloudExponential
+	// delays; nil means uniformly random.
+	Jitter func() float64
+}
+
+// DefaultOptions returns the documented defaults.
+func DefaultOptions() Options {
+	return Options{
+		DefaultMaxDeliveryAttempts:     30,
+		DefaultTTL:                     7200 * time.Second,
+		DefaultSchedule:                eventgrid.EdgeQueues,
+		ExponentialScale:               1,
+		ProbationAfterFailures:         10,
+		DefaultMaxEventsPerBatch:       10,
+		DefaultMaxBatchBytes:           1058576,
+		Backoff:                        [2]time.Duration{time.Minute, 10 * time.Minute},
+		DeliverTimeout:                 60 * time.Second,
+		MaxConcurrent:                  100,
+		MaxPerSubscription:             16,
+		SuspectAfter:                   time.Second,
+		MaxQueuedEvents:                100000,
+		MaxQueuedBytes:                 256 << 20,
+		MaxQueuedEventsPerSubscription: 25000,
+		MaxQueuedBytesPerSubscription:  64 << 20,
+		LogDeliveryFailure:             true,
+		LogEventExpiry:                 true,
+		LogRateWindow:                  time.Minute,
+		LogRateBurst:                   10,
+	}
+}
+
+// MaxRequests returns the most requests the engine has in flight at once:
+// the pool's and the parked ones, defaults applied. An HTTP client's bound
+// on connections per host should be no lower, or requests to a host whose
+// requests hang would wait for a connection behind them.
+func (o Options) MaxRequests() int {
+	o.setDefaults()
+	return o.MaxConcurrent + o.MaxParked
+}
+
+func (o *Options) setDefaults() {
+	d := DefaultOptions()
+	set := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	set(&o.DefaultMaxDeliveryAttempts, d.DefaultMaxDeliveryAttempts)
+	set(&o.DefaultMaxEventsPerBatch, d.DefaultMaxEventsPerBatch)
+	set(&o.DefaultMaxBatchBytes, d.DefaultMaxBatchBytes)
+	set(&o.MaxConcurrent, d.MaxConcurrent)
+	set(&o.MaxPerSubscription, d.MaxPerSubscription)
+	set(&o.MaxQueuedEvents, d.MaxQueuedEvents)
+	set(&o.ProbationAfterFailures, d.ProbationAfterFailures)
+	set(&o.MaxParked, 2*o.MaxConcurrent)
+	if o.SuspectAfter <= 0 {
+		o.SuspectAfter = d.SuspectAfter
+	}
+	if o.MaxQueuedEventsPerSubscription <= 0 {
+		o.MaxQueuedEventsPerSubscription = min(d.MaxQueuedEventsPerSubscription, o.MaxQueuedEvents)
+	}
+	if o.DefaultTTL <= 0 {
+		o.DefaultTTL = d.DefaultTTL
+	}
+	if o.DefaultSchedule == "" {
+		o.DefaultSchedule = d.DefaultSchedule
+	}
+	if o.ExponentialScale <= 0 {
+		o.ExponentialScale = d.ExponentialScale
+	}
+	for i := range o.Backoff {
+		if o.Backoff[i] <= 0 {
+			o.Backoff[i] = d.Backoff[i]
+		}
+	}
+	if o.DeliverTimeout <= 0 {
+		o.DeliverTimeout = d.DeliverTimeout
+	}
+	if o.MaxQueuedBytes <= 0 {
+		o.MaxQueuedBytes = d.MaxQueuedBytes
+	}
+	if o.MaxQueuedBytesPerSubscription <= 0 {
+		o.MaxQueuedBytesPerSubscription = min(d.MaxQueuedBytesPerSubscription, o.MaxQueuedBytes)
+	}
+	if o.LogRateWindow <= 0 {
+		o.LogRateWindow = d.LogRateWindow
+	}
+	if o.LogRateBurst == 0 {
+		o.LogRateBurst = d.LogRateBurst
+	}
+	if o.Clock == nil {
+		o.Clock = SystemClock{}
+	}
+	if o.Jitter == nil {
+		o.Jitter = func() float64 { return 2*rand.Float64() - 1 }
+	}
+}
+
+// Batch is one delivery request.
+type Batch struct {
+	Subscription *eventgrid.EventSubscription
+	// Bodies are the events' JSON objects (eventgrid.Event.Body), in order.
+	Bodies [][]byte
+	// DeliveryCount is the number of attempts already made for the events
+	// of the batch (the largest, when they differ): aeg-delivery-count.
+	DeliveryCount int
+}
+
+// Sender delivers batches to destinations. It must be safe for concurrent
+// use and must return once ctx is done.
+type Sender interface {
+	// Send makes one delivery attempt and returns nil if the destination
+	// accepted the batch (HTTP 200-204). The engine reuses b afterwards:
+	// Send must not keep it, or its Bodies slice, once it returns.
+	Send(ctx context.Context, b *Batch) error
+}

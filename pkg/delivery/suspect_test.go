@@ -1,0 +1,458 @@
+package delivery_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+)
+
+// hangingSender answers at once for subscriptions that are not hanging, and
+// holds the requests of those that are until the test ends.
+type hangingSender struct {
+	mu        sync.Mutex
+	hanging   map[string]bool
+	tried     map[string]bool // hanging subscriptions tried
+	delivered map[string]int
+	release   chan struct{}
+}
+
+func newHangingSender() *hangingSender {
+	return &hangingSender{hanging: map[string]bool{}, tried: map[string]bool{}, delivered: map[string]int{}, release: make(chan struct{})}
+}
+
+// hangingEngine returns an engine sending through s; the hung requests are
+// released before it is closed.
+func hangingEngine(t *testing.T, o delivery.Options, s *hangingSender) *delivery.Engine {
+	e := mustEngine(t, o, s, nil)
+	t.Cleanup(func() { close(s.release) })
+	return e
+}
+
+func (s *hangingSender) hang(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range names {
+		s.hanging[n] = true
+	}
+}
+
+func (s *hangingSender) Send(ctx context.Context, b *delivery.Batch) error {
+	s.mu.Lock()
+	hung := s.hanging[b.Subscription.Name]
+	if hung {
+		s.tried[b.Subscription.Name] = true
+	} else {
+		s.delivered[b.Subscription.Name] += len(b.Bodies)
+	}
+	s.mu.Unlock()
+	if !hung {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.release:
+		return errFail
+	}
+}
+
+func (s *hangingSender) deliveredTo(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.delivered[name]
+}
+
+// suspectEngine is an engine on a fake clock with a small pool.
+func suspectEngine(t *testing.T, workers, parked int) (*delivery.Engine, *fakeClock, *hangingSender) {
+	t.Helper()
+	clock := newFakeClock()
+	o := fastOptions()
+	o.Clock = clock
+	o.MaxConcurrent, o.MaxParked = workers, parked
+	o.DeliverTimeout = time.Hour
+	s := newHangingSender()
+	return hangingEngine(t, o, s), clock, s
+}
+
+// prove delivers one event to each subscription, so that they are proven.
+func prove(t *testing.T, e *delivery.Engine, s *hangingSender, subs ...*eventgrid.EventSubscription) {
+	t.Helper()
+	for _, sub := range subs {
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("proof-"+sub.Name, 50))
+		brokertest.Eventually(t, 5*time.Second, func() error {
+			if st, _ := e.QueueStats(sub); s.deliveredTo(sub.Name) != 1 || st.InFlight != 0 {
+				return fmt.Errorf("%s not proven yet", sub.Name)
+			}
+			return nil
+		})
+	}
+}
+
+func waitInFlight(t *testing.T, e *delivery.Engine, n int) {
+	t.Helper()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if got := e.Stats().InFlight; got != n {
+			return fmt.Errorf("%d requests in flight, want %d", got, n)
+		}
+		return nil
+	})
+}
+
+// TestEngine_SuspectRequestIsParked: with a pool of one worker, a request
+// that stays in flight past the suspect bound leaves the pool, and the next
+// subscription in line is served while it waits.
+func TestEngine_SuspectRequestIsParked(t *testing.T) {
+	e, clock, s := suspectEngine(t, 1, 1)
+	hung, healthy := newSub(e, "hung"), newSub(e, "healthy")
+	prove(t, e, s, hung, healthy)
+	s.hang("hung")
+	mustPublish(t, e, []*eventgrid.EventSubscription{hung}, newEvent("h", 50))
+	waitInFlight(t, e, 1)
+	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g", 50))
+	// Within the suspect bound the request holds the only worker.
+	clock.Advance(100 * time.Millisecond)
+	if n := s.deliveredTo("healthy"); n != 1 {
+		t.Fatalf("healthy was served while the only worker was held, before its request turned suspect")
+	}
+	// A request of a subscription that answers at once is suspect after a
+	// fifth of SuspectAfter (200 ms), and the watchdog looks every 100 ms.
+	clock.Advance(200 * time.Millisecond)
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := s.deliveredTo("healthy"); n != 2 {
+			return fmt.Errorf("healthy got %d of 2 events beside a parked request", n)
+		}
+		return nil
+	})
+	if st := e.Stats(); st.InFlight != 1 {
+		t.Errorf("%d requests in flight, want the parked one", st.InFlight)
+	}
+	// The suspect subscription sends one request at a time.
+	mustPublish(t, e, []*eventgrid.EventSubscription{hung}, newEvent("h2", 50))
+	if st, _ := e.QueueStats(hung); st.InFlight != 1 || st.Ready != 1 {
+		t.Errorf("suspect subscription: %+v, want one in flight and one waiting", st)
+	}
+}
+
+// TestEngine_SuspectShareBounded: unproven subscriptions that hang hold at
+// most half the pool plus the parked allowance, taking turns in it; a
+// proven subscription keeps the other half.
+func TestEngine_SuspectShareBounded(t *testing.T) {
+	base := runtime.NumGoroutine()
+	e, clock, s := suspectEngine(t, 4, 2)
+	healthy := newSub(e, "healthy")
+	prove(t, e, s, healthy)
+	var hung []*eventgrid.EventSubscription
+	for i := range 10 {
+		sub := newSub(e, fmt.Sprint("hung", i))
+		s.hang(sub.Name)
+		hung = append(hung, sub)
+	}
+	mustPublish(t, e, hung, newEvent("h", 50))
+	waitInFlight(t, e, 2) // unproven: half of the four workers
+	peak := 0
+	brokertest.Eventually(t, 10*time.Second, func() error {
+		clock.Advance(100 * time.Millisecond)
+		peak = max(peak, e.Stats().InFlight)
+		if g := runtime.NumGoroutine(); g > base+4+2+2 {
+			t.Fatalf("%d goroutines; the pool is 4 and 2 may be parked (base %d)", g, base)
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.tried) != 10 {
+			return fmt.Errorf("%d of 10 hung subscriptions tried", len(s.tried))
+		}
+		return nil
+	})
+	if peak > 4 {
+		t.Errorf("%d requests in flight at most; want 4: two parked, two in the slow share", peak)
+	}
+	for i := range 20 {
+		mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent(fmt.Sprint("g", i), 50))
+	}
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := s.deliveredTo("healthy"); n != 21 {
+			return fmt.Errorf("healthy got %d of 21 events beside ten hung subscriptions", n)
+		}
+		return nil
+	})
+}
+
+// TestEngine_WarmSubscriptionsThatHang: proven subscriptions at full
+// concurrency that start hanging hold the whole pool only until their
+// requests turn suspect.
+func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
+	e, clock, s := suspectEngine(t, 8, 16)
+	var warm []*eventgrid.EventSubscription
+	for i := range 2 {
+		warm = append(warm, newSub(e, fmt.Sprint("warm", i)))
+	}
+	healthy := newSub(e, "healthy")
+	prove(t, e, s, healthy)
+	for i := range 8 { // up to the per-subscription limit of 16
+		mustPublish(t, e, warm, newEvent(fmt.Sprint("w", i), 50))
+	}
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		for _, sub := range warm {
+			if s.deliveredTo(sub.Name) != 8 {
+				return fmt.Errorf("%s warming up", sub.Name)
+			}
+		}
+		return nil
+	})
+	s.hang("warm0", "warm1")
+	var evs []*eventgrid.Event
+	for i := range 20 {
+		evs = append(evs, newEvent(fmt.Sprint("x", i), 50))
+	}
+	mustPublish(t, e, warm, evs...)
+	waitInFlight(t, e, 8) // the whole pool
+	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g", 50))
+	for range 3 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := s.deliveredTo("healthy"); n != 2 {
+			return fmt.Errorf("healthy got %d of 2 events", n)
+		}
+		return nil
+	})
+	if st := e.Stats(); st.InFlight != 8 {
+		t.Errorf("%d requests in flight; want the 8 parked, and no more sent to the suspect subscriptions", st.InFlight)
+	}
+}
+
+// TestEngine_DeleteReleasesInFlightAtOnce: deleting a subscription returns
+// its events to the budget at once, those in hung requests included.
+func TestEngine_DeleteReleasesInFlightAtOnce(t *testing.T) {
+	o := fastOptions()
+	o.MaxQueuedEvents = 10
+	o.DeliverTimeout = time.Hour
+	s := newHangingSender()
+	e := hangingEngine(t, o, s)
+	hung, other := newSub(e, "hung", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 5 }), newSub(e, "other")
+	s.hang("hung")
+	var evs []*eventgrid.Event
+	for i := range 10 {
+		evs = append(evs, newEvent(fmt.Sprint(i), 50))
+	}
+	mustPublish(t, e, []*eventgrid.EventSubscription{hung}, evs...)
+	waitInFlight(t, e, 1)
+	if err := publish(e, []*eventgrid.EventSubscription{other}, newEvent("o", 50)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
+		t.Fatalf("publish with the budget full: %v, want QueueFull", err)
+	}
+	e.SubscriptionDeleted(hung)
+	if st := e.Stats(); st.QueuedEvents != 0 || st.QueuedBytes != 0 {
+		t.Errorf("right after the delete: %d events, %d bytes still counted", st.QueuedEvents, st.QueuedBytes)
+	}
+	if err := publish(e, []*eventgrid.EventSubscription{other}, newEvent("o", 50)); err != nil {
+		t.Errorf("publish after the delete: %v", err)
+	}
+}
+
+// TestEngine_ConvertedCopiesCount: a converted copy counts against the
+// broker's budget once, however many subscriptions share it, and against
+// each subscription's share by its own size.
+func TestEngine_ConvertedCopiesCount(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	o := fastOptions()
+	o.Backoff = [2]time.Duration{time.Hour, time.Hour}
+	o.MaxQueuedBytesPerSubscription = 500
+	o.Transform = func(_ eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte {
+		if sub.EventDeliverySchema != eventgrid.CloudEventSchemaV1_0 {
+			return body
+		}
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		return append(append([]byte(nil), body...), body...) // twice as long
+	}
+	s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
+	e := mustEngine(t, o, s, nil)
+	ce := func(s *eventgrid.EventSubscription) { s.EventDeliverySchema = eventgrid.CloudEventSchemaV1_0 }
+	subs := []*eventgrid.EventSubscription{newSub(e, "a", ce), newSub(e, "b", ce), newSub(e, "c", ce), newSub(e, "plain")}
+	mustPublish(t, e, subs, newEvent("1", 100), newEvent("2", 100))
+	if st := e.Stats(); st.QueuedBytes != 200+400 {
+		t.Errorf("QueuedBytes = %d; want 600: the events and one converted copy of each", st.QueuedBytes)
+	}
+	if calls != 2 {
+		t.Errorf("%d conversions; want one per event", calls)
+	}
+	// Each converting subscription holds 400 of its 500 bytes, so one more
+	// 100-byte event, 200 bytes converted, does not fit its share.
+	if err := publish(e, subs[:1], newEvent("3", 100)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
+		t.Errorf("a converted event over the subscription's byte share: %v, want QueueFull", err)
+	}
+	if err := publish(e, subs[3:], newEvent("4", 100)); err != nil {
+		t.Errorf("an unconverted event within the share: %v", err)
+	}
+}
+
+// TestEngine_DeadLetteredIsNotDropped: an event handed to the dead-letter
+// destination is logged and counted as dead-lettered, not as dropped.
+func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
+	var buf logBuffer
+	dl := &deadLetters{}
+	o := fastOptions()
+	o.LogEventExpiry = true
+	o.DeadLetterer = dl
+	s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
+	m := newMetrics()
+	e := delivery.New(o, s, m, zerolog.New(&buf))
+	t.Cleanup(func() { e.Close(5 * time.Second) })
+	sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
+		s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 1}
+		s.DeadLetter = &eventgrid.DeadLetterDestination{EndpointType: eventgrid.StorageBlob}
+	})
+	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 50))
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if len(dl.all()) != 1 {
+			return fmt.Errorf("%d dead letters", len(dl.all()))
+		}
+		return nil
+	})
+	if n := m.droppedN("s", delivery.DropMaxAttempts); n != 0 {
+		t.Errorf("a dead-lettered event counted as dropped (%d)", n)
+	}
+	m.mu.Lock()
+	dead := m.dead["s/"+delivery.ReasonMaxDeliveryAttempts]
+	m.mu.Unlock()
+	if dead != 1 {
+		t.Errorf("dead-lettered count %d, want 1", dead)
+	}
+	if got := tallyOf(buf.Lines(t), "event dead-lettered"); got.emitted != 1 {
+		t.Errorf("%d \"event dead-lettered\" lines, want 1", got.emitted)
+	}
+	if got := tallyOf(buf.Lines(t), msgDropped); got.emitted != 0 {
+		t.Errorf("a dead-lettered event logged as dropped")
+	}
+}
+
+// TestEngine_SuspectAfterUsualAnswerTime: a subscription that usually
+// answers in 600 ms is suspect after four times that, capped at
+// SuspectAfter (1 s), not after the 200 ms bound of quick ones.
+func TestEngine_SuspectAfterUsualAnswerTime(t *testing.T) {
+	clock := newFakeClock()
+	o := fastOptions()
+	o.Clock = clock
+	o.MaxConcurrent, o.MaxParked = 1, 4
+	o.DeliverTimeout = time.Hour
+	gate := make(chan error)
+	var mu sync.Mutex
+	delivered := map[string]int{}
+	s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+		if b.Subscription.Name == "slow" {
+			select {
+			case err := <-gate:
+				return err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		mu.Lock()
+		delivered[b.Subscription.Name]++
+		mu.Unlock()
+		return nil
+	}}
+	e := mustEngine(t, o, s, nil)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	go func() { // answer the slow requests left at the end
+		<-done
+		for {
+			select {
+			case gate <- nil:
+			case <-time.After(100 * time.Millisecond):
+				return
+			}
+		}
+	}()
+	healthyN := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return delivered["healthy"]
+	}
+	slow, healthy := newSub(e, "slow"), newSub(e, "healthy")
+	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g0", 50))
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if healthyN() != 1 {
+			return fmt.Errorf("healthy not proven yet")
+		}
+		return nil
+	})
+	// The first answer takes 600 ms.
+	mustPublish(t, e, []*eventgrid.EventSubscription{slow}, newEvent("s1", 50))
+	waitInFlight(t, e, 1)
+	for range 6 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	gate <- nil
+	waitInFlight(t, e, 0)
+
+	mustPublish(t, e, []*eventgrid.EventSubscription{slow}, newEvent("s2", 50))
+	waitInFlight(t, e, 1)
+	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g1", 50))
+	for range 9 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	if n := healthyN(); n != 1 {
+		t.Fatalf("the slow request was suspect after 900 ms; its usual answer takes 600 ms")
+	}
+	for range 2 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := healthyN(); n != 2 {
+			return fmt.Errorf("healthy got %d of 2 events; the slow request should be suspect after 1 s", n)
+		}
+		return nil
+	})
+}
+
+// TestEngine_SuspectCancelledWhenNoRoom: with the parked requests and the
+// slow line's share both full, a proven subscription's request that turns
+// suspect is cancelled as timed out rather than hold a fast-line worker.
+func TestEngine_SuspectCancelledWhenNoRoom(t *testing.T) {
+	e, clock, s := suspectEngine(t, 2, 1) // the slow line's share is one worker
+	a, b, c, healthy := newSub(e, "a"), newSub(e, "b"), newSub(e, "c"), newSub(e, "healthy")
+	prove(t, e, s, a, b, c, healthy)
+	s.hang("a", "b", "c")
+	mustPublish(t, e, []*eventgrid.EventSubscription{a, b}, newEvent("x", 50))
+	waitInFlight(t, e, 2)
+	for range 3 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	// One parked, one in the slow share; a new worker in the freed slot.
+	mustPublish(t, e, []*eventgrid.EventSubscription{c}, newEvent("y", 50))
+	waitInFlight(t, e, 3)
+	for range 3 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		st, _ := e.QueueStats(c)
+		if st.InFlight != 0 || st.Backoff[0] != 1 || !strings.Contains(st.LastError, "cancelled to free its worker") {
+			return fmt.Errorf("c's suspect request not cancelled: %+v", st)
+		}
+		return nil
+	})
+	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g", 50))
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := s.deliveredTo("healthy"); n != 2 {
+			return fmt.Errorf("healthy got %d of 2 events", n)
+		}
+		return nil
+	})
+	if st := e.Stats(); st.InFlight != 2 {
+		t.Errorf("%d requests in flight, want a's parked one and b's in the slow share", st.InFlight)
+	}
+}

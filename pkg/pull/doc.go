@@ -1,0 +1,16 @@
+// Package pull keeps the events of queue subscriptions (Azure Event Grid
+// namespace "pull delivery") until applications receive and settle them.
+//
+// A receive locks each event it hands out for the subscription's lock
+// duration under an unguessable lock token; acknowledge removes the event,
+// release makes it available again (after a delay), reject dead-letters or
+// drops it, and renewLock extends the lock. A lock that expires makes the
+// event available again. An event delivered maxDeliveryCount times, or past
+// its time to live, is dead-lettered or dropped: every event ends
+// acknowledged, rejected, dead-lettered or counted as dropped.
+//
+// Each subscription's queue has one timer, armed for its earliest lock
+// expiry, delayed release or time to live, and long-polling receives wait on
+// a channel: nothing runs per event, and a waiting receive costs nothing.
+// See docs/pull-delivery.md.
+package pull

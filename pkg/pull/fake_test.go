@@ -1,0 +1,234 @@
+package pull_test
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/pull"
+)
+
+// fakeClock is a clock the test moves by hand; timers fire, in order,
+// inside Advance.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	c       *fakeClock
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) pull.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := !t.stopped
+	t.stopped = true
+	return was
+}
+
+// Advance moves the clock by d, firing every timer due on the way.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	end := c.now.Add(d)
+	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		var next *fakeTimer
+		for _, t := range c.timers {
+			if !t.stopped && !t.at.After(end) && (next == nil || t.at.Before(next.at)) {
+				next = t
+			}
+		}
+		if next == nil {
+			c.now = end
+			c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool { return t.stopped })
+			c.mu.Unlock()
+			return
+		}
+		next.stopped = true
+		if next.at.After(c.now) {
+			c.now = next.at
+		}
+		c.mu.Unlock()
+		next.f()
+	}
+}
+
+// recorder counts what the store reports, and keeps the dead letters.
+type recorder struct {
+	mu       sync.Mutex
+	received int
+	settled  map[string]int
+	expired  int
+	dead     map[string]int
+	dropped  map[string]int
+	letters  []pull.DeadLetter
+}
+
+func newRecorder() *recorder {
+	return &recorder{settled: map[string]int{}, dead: map[string]int{}, dropped: map[string]int{}}
+}
+
+func (r *recorder) Received(_ *eventgrid.EventSubscription, n int) {
+	r.mu.Lock()
+	r.received += n
+	r.mu.Unlock()
+}
+
+func (r *recorder) Settled(_ *eventgrid.EventSubscription, kind string, n int) {
+	r.mu.Lock()
+	r.settled[kind] += n
+	r.mu.Unlock()
+}
+
+func (r *recorder) LockExpired(_ *eventgrid.EventSubscription, n int) {
+	r.mu.Lock()
+	r.expired += n
+	r.mu.Unlock()
+}
+
+func (r *recorder) DeadLettered(_ *eventgrid.EventSubscription, reason string, n int) {
+	r.mu.Lock()
+	r.dead[reason] += n
+	r.mu.Unlock()
+}
+
+func (r *recorder) Dropped(_ *eventgrid.EventSubscription, reason string, n int) {
+	r.mu.Lock()
+	r.dropped[reason] += n
+	r.mu.Unlock()
+}
+
+func (r *recorder) DeadLetter(l pull.DeadLetter) {
+	r.mu.Lock()
+	r.letters = append(r.letters, l)
+	r.mu.Unlock()
+	l.Done()
+}
+
+func (r *recorder) snapshot() (dead, dropped map[string]int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return cloneMap(r.dead), cloneMap(r.dropped)
+}
+
+func cloneMap(m map[string]int) map[string]int {
+	c := make(map[string]int, len(m))
+	for k, v := range m {
+		if v != 0 {
+			c[k] = v
+		}
+	}
+	return c
+}
+
+var topic = eventgrid.Topic{Name: "orders", InputSchema: eventgrid.CloudEventSchemaV1_0}
+
+func queueSub(uid uint64, name string, lock, maxCount int, ttl time.Duration) *eventgrid.EventSubscription {
+	return &eventgrid.EventSubscription{
+		UID: uid, Topic: topic.Name, Name: name,
+		EventDeliverySchema: eventgrid.CloudEventSchemaV1_0,
+		Queue:               &eventgrid.QueueConfig{ReceiveLockSeconds: lock, MaxDeliveryCount: maxCount, EventTimeToLive: ttl},
+	}
+}
+
+type fixture struct {
+	t     *testing.T
+	clock *fakeClock
+	rec   *recorder
+	store *pull.Store
+	next  int
+}
+
+func newFixture(t *testing.T, o pull.Options, subs ...*eventgrid.EventSubscription) *fixture {
+	t.Helper()
+	f := &fixture{t: t, clock: newFakeClock(), rec: newRecorder()}
+	o.Clock, o.Metrics, o.DeadLetterer = f.clock, f.rec, f.rec
+	f.store = pull.New(o, zerolog.Nop())
+	for _, s := range subs {
+		f.store.SubscriptionPut(s)
+	}
+	t.Cleanup(f.store.Close)
+	return f
+}
+
+// publish queues n events for subs and returns their bodies.
+func (f *fixture) publish(n int, subs ...*eventgrid.EventSubscription) ([]string, error) {
+	var ds []eventgrid.Delivery
+	var bodies []string
+	for range n {
+		f.next++
+		body := fmt.Sprintf(`{"specversion":"1.0","id":"%d","source":"s","type":"t"}`, f.next)
+		bodies = append(bodies, body)
+		ds = append(ds, eventgrid.Delivery{Event: &eventgrid.Event{ID: fmt.Sprint(f.next), Body: []byte(body), Accepted: f.clock.Now()}, Subscriptions: subs})
+	}
+	b, err := f.store.Prepare(topic, ds)
+	if err != nil {
+		return nil, err
+	}
+	b.Commit()
+	return bodies, nil
+}
+
+func (f *fixture) mustPublish(n int, subs ...*eventgrid.EventSubscription) []string {
+	f.t.Helper()
+	bodies, err := f.publish(n, subs...)
+	if err != nil {
+		f.t.Fatalf("publish: %v", err)
+	}
+	return bodies
+}
+
+func (f *fixture) receive(sub *eventgrid.EventSubscription, max int) []pull.Received {
+	f.t.Helper()
+	got, err := f.store.Receive(f.t.Context(), sub, max, 0)
+	if err != nil {
+		f.t.Fatalf("receive: %v", err)
+	}
+	return got
+}
+
+func (f *fixture) counts(sub *eventgrid.EventSubscription) pull.Counts {
+	f.t.Helper()
+	c, ok := f.store.Counts(sub)
+	if !ok {
+		f.t.Fatalf("no queue for %s", sub.Name)
+	}
+	return c
+}
+
+func tokens(rs []pull.Received) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.LockToken
+	}
+	return out
+}

@@ -1,0 +1,352 @@
+package pull
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+)
+
+// Why an event left a queue other than by acknowledgement.
+const (
+	ReasonMaxDeliveryCount    = "MaxDeliveryCountExceeded"
+	ReasonTimeToLive          = "TimeToLiveExceeded"
+	ReasonRejected            = "Rejected"
+	ReasonSubscriptionDeleted = "SubscriptionDeleted"
+	ReasonShutdown            = "Shutdown"
+)
+
+// The settlement kinds, as metrics name them.
+const (
+	SettleAcknowledge = "acknowledge"
+	SettleRelease     = "release"
+	SettleReject      = "reject"
+	SettleRenewLock   = "renewLock"
+)
+
+// The error codes of a failed lock token.
+const (
+	// CodeTokenLost: the token is unknown, its lock expired, or its event
+	// was already settled.
+	CodeTokenLost = "TokenLost"
+	// CodeBadRequest: the token is not one this broker could have made.
+	CodeBadRequest = "BadRequest"
+)
+
+// MaxRenewal is how long after a receive its lock can last at most.
+const MaxRenewal = time.Hour
+
+// ReleaseDelays are the delays a release may ask for, in seconds.
+var ReleaseDelays = []int{0, 10, 60, 600, 3600}
+
+// DeadLetter is an event a queue subscription gives up on, for a
+// subscription that has a dead-letter destination.
+type DeadLetter struct {
+	Subscription *eventgrid.EventSubscription
+	// Body is the event as the subscription hands it out.
+	Body []byte
+	// Reason is one of MaxDeliveryCountExceeded, TimeToLiveExceeded and
+	// Rejected.
+	Reason string
+	// DeliveryCount is how many times the event was received.
+	DeliveryCount int
+	// Published is when the broker accepted the event; LastReceive when it
+	// was last received (zero if never).
+	Published   time.Time
+	LastReceive time.Time
+	// Done must be called exactly once, when the letter has been written or
+	// given up on: until then the event counts against the queue budget.
+	Done func()
+}
+
+// DeadLetterer takes dead letters. It is called without the store's locks
+// held, must not block for long and must be safe for concurrent use.
+type DeadLetterer interface {
+	DeadLetter(l DeadLetter)
+}
+
+// Metrics receives what the store measures. Implementations must not block.
+type Metrics interface {
+	// Received counts n events handed out to a receiver.
+	Received(sub *eventgrid.EventSubscription, n int)
+	// Settled counts n lock tokens settled successfully, by kind.
+	Settled(sub *eventgrid.EventSubscription, kind string, n int)
+	// LockExpired counts n locks that expired unsettled.
+	LockExpired(sub *eventgrid.EventSubscription, n int)
+	// DeadLettered counts n events handed to the dead-letter writer.
+	DeadLettered(sub *eventgrid.EventSubscription, reason string, n int)
+	// Dropped counts n events discarded, with the reason.
+	Dropped(sub *eventgrid.EventSubscription, reason string, n int)
+}
+
+// NopMetrics measures nothing.
+type NopMetrics struct{}
+
+// Received implements Metrics.
+func (NopMetrics) Received(*eventgrid.EventSubscription, int) {}
+
+// Settled implements Metrics.
+func (NopMetrics) Settled(*eventgrid.EventSubscription, string, int) {}
+
+// LockExpired implements Metrics.
+func (NopMetrics) LockExpired(*eventgrid.EventSubscription, int) {}
+
+// DeadLettered implements Metrics.
+func (NopMetrics) DeadLettered(*eventgrid.EventSubscription, string, int) {}
+
+// Dropped implements Metrics.
+func (NopMetrics) Dropped(*eventgrid.EventSubscription, string, int) {}
+
+// Options configure a Store. Zero values take the defaults.
+type Options struct {
+	// MaxEventsPerSubscription and MaxBytesPerSubscription are each queue
+	// subscription's share of the queue budget
+	// (broker__maxQueuedEventsPerSubscription, …BytesPerSubscription);
+	// zero is no bound.
+	MaxEventsPerSubscription int
+	MaxBytesPerSubscription  int64
+	// Global, if not nil, is charged for every queued event as well: the
+	// broker-wide budget.
+	Global Budget
+	// TimeScale multiplies lock durations, release delays, the renew limit
+	// and event times to live (broker__queueTimeScale, for tests); zero
+	// means 1.
+	TimeScale float64
+	// Transform returns the body sub hands out for an event of topic; nil
+	// hands out the body as published.
+	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
+	// DeadLetterer, if not nil, takes the events of subscriptions that have
+	// a dead-letter destination.
+	DeadLetterer DeadLetterer
+	Metrics      Metrics
+	Clock        Clock
+	// LogDeliverySuccess logs acknowledgements; LogDeliveryFailure logs
+	// rejections, lock expiries, dead letters and drops; LogEventExpiry
+	// logs events past their time to live.
+	LogDeliverySuccess bool
+	LogDeliveryFailure bool
+	LogEventExpiry     bool
+}
+
+// Store keeps the queue subscriptions' events. It implements
+// eventgrid.SubscriptionObserver for queue subscriptions. It is safe for
+// concurrent use.
+//
+// Lock order: Store.mu, then a queue's mu; the dead-letterer, the budgets'
+// release and the metrics are called with no queue lock held, except the
+// metrics, which never block.
+type Store struct {
+	opts Options
+	log  zerolog.Logger
+
+	mu     sync.RWMutex
+	queues map[uint64]*queue // by subscription UID
+	closed bool
+}
+
+// New returns an empty Store.
+func New(o Options, log zerolog.Logger) *Store {
+	if o.Global == nil {
+		o.Global = unlimited{}
+	}
+	if o.TimeScale <= 0 {
+		o.TimeScale = 1
+	}
+	if o.Metrics == nil {
+		o.Metrics = NopMetrics{}
+	}
+	if o.Clock == nil {
+		o.Clock = SystemClock{}
+	}
+	return &Store{opts: o, log: log.With().Str("component", "pull").Logger(), queues: map[uint64]*queue{}}
+}
+
+func (s *Store) scale(d time.Duration) time.Duration {
+	if s.opts.TimeScale == 1 {
+		return d
+	}
+	return time.Duration(float64(d) * s.opts.TimeScale)
+}
+
+// SubscriptionPut implements eventgrid.SubscriptionObserver: a queue
+// subscription gets its queue, or updates it; a subscription that stops
+// being a queue subscription loses its queue and the events in it.
+func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
+	s.mu.Lock()
+	q := s.queues[sub.UID]
+	if !sub.IsQueue() {
+		if q != nil {
+			delete(s.queues, sub.UID)
+		}
+		s.mu.Unlock()
+		if q != nil {
+			q.close(ReasonSubscriptionDeleted)
+		}
+		return
+	}
+	if q == nil {
+		if !s.closed {
+			s.queues[sub.UID] = newQueue(s, sub)
+		}
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	q.mu.Lock()
+	q.sub = sub
+	q.mu.Unlock()
+}
+
+// SubscriptionDeleted implements eventgrid.SubscriptionObserver. The
+// queue's events are dropped and counted; waiting receives get
+// ESubscriptionMissing.
+func (s *Store) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
+	s.mu.Lock()
+	q := s.queues[sub.UID]
+	delete(s.queues, sub.UID)
+	s.mu.Unlock()
+	if q != nil {
+		q.close(ReasonSubscriptionDeleted)
+	}
+}
+
+// Close drops every queued event (counted) and ends waiting receives.
+func (s *Store) Close() {
+	s.mu.Lock()
+	qs := s.queues
+	s.queues = map[uint64]*queue{}
+	s.closed = true
+	s.mu.Unlock()
+	for _, q := range qs {
+		q.close(ReasonShutdown)
+	}
+}
+
+func (s *Store) queue(sub *eventgrid.EventSubscription) (*queue, error) {
+	if !sub.IsQueue() {
+		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "Event subscription %q of topic %q delivers by push; receive, acknowledge, release, reject and renewLock apply to subscriptions whose deliveryMode is Queue.", sub.Name, sub.Topic)
+	}
+	s.mu.RLock()
+	q := s.queues[sub.UID]
+	s.mu.RUnlock()
+	if q == nil {
+		return nil, missing(sub)
+	}
+	return q, nil
+}
+
+func missing(sub *eventgrid.EventSubscription) error {
+	return eventgrid.Errorf(eventgrid.ESubscriptionMissing, "Event subscription %q does not exist in topic %q.", sub.Name, sub.Topic)
+}
+
+// Counts are the events a queue subscription holds.
+type Counts struct {
+	// Available events can be received now; Locked are received and not
+	// yet settled; Delayed were released with a delay that has not passed.
+	Available, Locked, Delayed int
+	// Waiting is the number of receives waiting for events.
+	Waiting int
+}
+
+// Counts returns sub's counts, and false if sub has no queue.
+func (s *Store) Counts(sub *eventgrid.EventSubscription) (Counts, bool) {
+	s.mu.RLock()
+	q := s.queues[sub.UID]
+	s.mu.RUnlock()
+	if q == nil {
+		return Counts{}, false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.countsLocked(), true
+}
+
+// SubscriptionCounts pairs a queue subscription with its counts.
+type SubscriptionCounts struct {
+	Subscription *eventgrid.EventSubscription
+	Counts
+}
+
+// Stats returns the counts of every queue subscription.
+func (s *Store) Stats() []SubscriptionCounts {
+	s.mu.RLock()
+	qs := make([]*queue, 0, len(s.queues))
+	for _, q := range s.queues {
+		qs = append(qs, q)
+	}
+	s.mu.RUnlock()
+	out := make([]SubscriptionCounts, 0, len(qs))
+	for _, q := range qs {
+		q.mu.Lock()
+		out = append(out, SubscriptionCounts{Subscription: q.sub, Counts: q.countsLocked()})
+		q.mu.Unlock()
+	}
+	return out
+}
+
+// Received is one event handed out by Receive.
+type Received struct {
+	LockToken     string
+	DeliveryCount int
+	// Body is the CloudEvent; it must not be modified.
+	Body []byte
+}
+
+// Receive hands out up to max available events of sub, oldest first, each
+// locked under a new token. When none is available it waits up to wait for
+// one to be published or released, and returns none if none came. It
+// returns ESubscriptionMissing if the subscription is deleted meanwhile.
+func (s *Store) Receive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]Received, error) {
+	q, err := s.queue(sub)
+	if err != nil {
+		return nil, err
+	}
+	return q.receive(ctx, max, wait)
+}
+
+// Failure is a lock token that could not be settled.
+type Failure struct {
+	LockToken string
+	Code      string
+	Message   string
+}
+
+// Result is the outcome of a settlement, token by token.
+type Result struct {
+	Succeeded []string
+	Failed    []Failure
+}
+
+// Acknowledge removes the events locked under tokens.
+func (s *Store) Acknowledge(sub *eventgrid.EventSubscription, tokens []string) (Result, error) {
+	return s.settle(sub, tokens, SettleAcknowledge, 0)
+}
+
+// Release makes the events locked under tokens available again, after
+// delay (one of ReleaseDelays).
+func (s *Store) Release(sub *eventgrid.EventSubscription, tokens []string, delay time.Duration) (Result, error) {
+	return s.settle(sub, tokens, SettleRelease, delay)
+}
+
+// Reject dead-letters the events locked under tokens (reason Rejected), or
+// drops them when sub has no dead-letter destination.
+func (s *Store) Reject(sub *eventgrid.EventSubscription, tokens []string) (Result, error) {
+	return s.settle(sub, tokens, SettleReject, 0)
+}
+
+// RenewLocks extends the locks of tokens by the lock duration, up to one
+// hour after the receive that made each lock.
+func (s *Store) RenewLocks(sub *eventgrid.EventSubscription, tokens []string) (Result, error) {
+	return s.settle(sub, tokens, SettleRenewLock, 0)
+}
+
+func (s *Store) settle(sub *eventgrid.EventSubscription, tokens []string, kind string, delay time.Duration) (Result, error) {
+	q, err := s.queue(sub)
+	if err != nil {
+		return Result{}, err
+	}
+	return q.settle(tokens, kind, s.scale(delay)), nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package rawjson_test
+
+const raceEnabled = false

@@ -1,0 +1,101 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+)
+
+// Error is a failed delivery attempt of an HTTP sender: this package's, or
+// the Event Hubs and Service Bus one. Status is 0 when no response arrived;
+// Wait is the response's Retry-After, if any. Its text never contains the
+// destination URL, whose query may carry secrets, nor a connection string.
+type Error struct {
+	// Sender starts the text ("webhook: ...", "servicebus: ..."); empty
+	// means webhook.
+	Sender string
+	Status int
+	Wait   time.Duration
+	Err    error
+}
+
+var (
+	_ delivery.StatusError     = (*Error)(nil)
+	_ delivery.RetryAfterError = (*Error)(nil)
+)
+
+func (e *Error) Error() string {
+	sender := e.Sender
+	if sender == "" {
+		sender = "webhook"
+	}
+	if e.Status != 0 {
+		return fmt.Sprintf("%s: destination answered %d %s", sender, e.Status, http.StatusText(e.Status))
+	}
+	return sender + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// StatusCode implements delivery.StatusError.
+func (e *Error) StatusCode() int { return e.Status }
+
+// RetryAfter implements delivery.RetryAfterError.
+func (e *Error) RetryAfter() time.Duration { return e.Wait }
+
+// RequestError is the Error of a request that got no response: err's cause
+// without the URL, or a timeout when ctx's deadline passed.
+func RequestError(ctx context.Context, sender string, err error) *Error {
+	return &Error{Sender: sender, Err: cause(ctx, err)}
+}
+
+// CheckResponse reads a little of resp's body, so that the connection can
+// be reused, and closes it. It returns nil when success accepts the status,
+// else the Error of the failure status with its Retry-After as of now.
+func CheckResponse(sender string, resp *http.Response, success func(status int) bool, now time.Time) error {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if success(resp.StatusCode) {
+		return nil
+	}
+	return &Error{Sender: sender, Status: resp.StatusCode, Wait: RetryAfter(resp.Header, now)}
+}
+
+// errTimeout is a request that got no response before the delivery timeout.
+var errTimeout = fmt.Errorf("no response before the delivery timeout: %w", context.DeadlineExceeded)
+
+// cause strips the URL from a client error.
+func cause(ctx context.Context, err error) error {
+	if ctx.Err() == context.DeadlineExceeded {
+		return errTimeout
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// RetryAfter reads a Retry-After header: delay-seconds or an HTTP date,
+// as a wait from now; 0 when absent, unreadable or past.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(max(n, 0)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
+}

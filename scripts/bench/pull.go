@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Scenario g: pull delivery. The publishers of b feed a queue subscription
+// (deliveryMode Queue) of an EventGridSchema topic, which hands out the
+// events converted to CloudEvents, and pullReceivers receivers each loop on
+// :receive (maxEvents 100) and :acknowledge of every lock token received.
+//
+// It publishes a fixed number of events (-events, or pullEvents), with room
+// for all of them in the subscription's share: receivers that fall behind
+// the publishers then let the queue grow instead of refusing publishes, so
+// that the figures measure delivery, not admission.
+const (
+	pullReceivers = 4
+	pullMaxEvents = 100
+	pullEvents    = 100000
+)
+
+func (s *settings) scenarioG() (r result, err error) {
+	r = result{Scenario: "g", Title: fmt.Sprintf("pull: 100-event publish, %d receivers of %d events, receive + acknowledge", pullReceivers, pullMaxEvents),
+		Subscriptions: 1, PublishBatch: 100, DeliveryBatch: pullMaxEvents}
+	total := amount(s.events, 100)
+	if total == 0 {
+		total = pullEvents
+	}
+	room := fmt.Sprint(total + 100000)
+	b, err := s.startBroker(&r, map[string]string{
+		"broker__maxQueuedEvents":                room,
+		"broker__maxQueuedEventsPerSubscription": room,
+		"broker__maxQueuedBytes":                 "1073741824",
+		"broker__maxQueuedBytesPerSubscription":  "1073741824",
+	})
+	if err != nil {
+		return r, err
+	}
+	defer stopBroker(&r, b)
+	mgmt := &http.Client{Timeout: 10 * time.Second}
+	if err := b.createTopic(mgmt, topic); err != nil {
+		return r, err
+	}
+	if err := b.put(mgmt, "/topics/"+topic+"/eventSubscriptions/q", `{"properties":{"deliveryConfiguration":{"deliveryMode":"Queue","queue":{"receiveLockDurationInSeconds":300}}}}`); err != nil {
+		return r, err
+	}
+	pub := newPublisher(b.url, topic, s.size, s.publishers)
+	defer pub.close()
+
+	m, err := startMeter(b, "g", s.perfDir)
+	if err != nil {
+		return r, err
+	}
+	t0 := time.Now()
+	var (
+		acked     atomic.Int64
+		lastAck   atomic.Int64
+		expected  atomic.Int64 // set once publishing is done
+		stop      = make(chan struct{})
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		lat       []int64
+		requests  atomic.Int64
+		errOnce   sync.Once
+		firstErr  error
+		published = make(chan struct{})
+	)
+	expected.Store(-1)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * pullReceivers, DisableCompression: true}, Timeout: time.Minute}
+	defer client.CloseIdleConnections()
+	sub := b.url + "/topics/" + topic + "/eventSubscriptions/q"
+	for range pullReceivers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var samples []int64
+			defer func() { mu.Lock(); lat = append(lat, samples...); mu.Unlock() }()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body, err := post(client, sub+":receive?api-version=2024-06-01&maxWaitTime=10&maxEvents="+fmt.Sprint(pullMaxEvents), nil)
+				if err != nil {
+					errOnce.Do(func() { firstErr = err })
+					continue
+				}
+				requests.Add(1)
+				now := time.Now().UnixNano()
+				samples, _ = latencies(body, now, samples)
+				var got struct {
+					Value []struct {
+						BrokerProperties struct {
+							LockToken string `json:"lockToken"`
+						} `json:"brokerProperties"`
+					} `json:"value"`
+				}
+				if err := json.Unmarshal(body, &got); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					continue
+				}
+				if len(got.Value) == 0 {
+					continue
+				}
+				tokens := make([]string, len(got.Value))
+				for i, v := range got.Value {
+					tokens[i] = v.BrokerProperties.LockToken
+				}
+				req, _ := json.Marshal(map[string][]string{"lockTokens": tokens})
+				if _, err := post(client, sub+":acknowledge?api-version=2024-06-01", req); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					continue
+				}
+				acked.Add(int64(len(tokens)))
+				lastAck.Store(time.Now().UnixNano())
+			}
+		}()
+	}
+	var seq atomic.Int64
+	go func() {
+		defer close(published)
+		r.Publish = pub.run(closedLoop{publishers: s.publishers, batch: 100, total: total,
+			deadline: t0.Add(s.duration), retry503: true, giveUp: s.drain}, &seq)
+		expected.Store(r.Publish.Accepted)
+	}()
+	<-published
+	// Wait until every accepted event is acknowledged, or nothing moves for
+	// -drain.
+	last, since := acked.Load(), time.Now()
+	for acked.Load() < expected.Load() {
+		time.Sleep(20 * time.Millisecond)
+		if n := acked.Load(); n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > s.drain {
+			r.note("acknowledgements stopped short of the events published (nothing for %v)", s.drain)
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	r.Expected = expected.Load()
+	r.Received = acked.Load()
+	if err := m.finish(&r, r.Received); err != nil {
+		return r, err
+	}
+	if !b.alive() {
+		return r, fmt.Errorf("the broker died during the run\n%s", b.output())
+	}
+	if t := lastAck.Load(); t > 0 {
+		r.Seconds = float64(t-t0.UnixNano()) / 1e9
+		r.EventsPerSecond = float64(r.Received) / r.Seconds
+	}
+	r.Latency = summarize(lat)
+	r.detail("receive_requests", requests.Load())
+	if firstErr != nil {
+		r.note("receiver error: %v", firstErr)
+	}
+	if r.Publish.Rejected > 0 {
+		r.note("%d publish requests got 503 (queue share full) and were retried", r.Publish.Rejected)
+	}
+	r.note("latency is publish to receive; events are converted from EventGridSchema to CloudEvents on the way")
+	return r, nil
+}
+
+// post sends a POST with a JSON body (or none) and returns the answer's
+// body, or an error unless the status is 200.
+func post(c *http.Client, url string, body []byte) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	rb, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("POST %s: %s: %.200s", url, resp.Status, rb)
+	}
+	return rb, nil
+}

@@ -75,7 +75,7 @@ func valuesTable(t *testing.T) string {
 				d = m[name]
 			}
 			if path == "config" {
-				fmt.Fprintf(&b, "| `config` | object | `{}` | %s Each key below is one broker setting, described in the README's configuration reference; unset, the broker's default applies. |\n", p.Description)
+				fmt.Fprintf(&b, "| `config` | object | `{}` | %s Each key below is one broker setting, described in [configuration.md](configuration.md); unset, the broker's default applies. |\n", p.Description)
 				for _, k := range sortedKeys(p.Properties) {
 					bd := keys[k].def
 					if bd == "" {

@@ -265,7 +265,7 @@ func (w *Writer) flush(p *pending, now time.Time) time.Time {
 		p.failures++
 		if now.Sub(p.lastLog) >= time.Minute {
 			w.log.Error().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("waiting", len(p.letters)).
-				Int("failedWrites", p.failures).Str("error", err.Error()).Dur("retryIn", p.backoff).
+				Int("failedWrites", p.failures).Str("error", err.Error()).Float64("retryInSeconds", p.backoff.Seconds()).
 				Msg("dead letters could not be written to storage; they wait and are retried")
 			p.lastLog, p.failures = now, 0
 		}

@@ -18,7 +18,7 @@ func newQueues(cfg config.Config, engine *delivery.Engine, dl delivery.DeadLette
 	o := pull.Options{
 		MaxEventsPerSubscription: cfg.MaxQueuedEventsPerSubscription,
 		MaxBytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
-		Global:                   &brokerBudget{engine: engine, limit: pull.Limit{Events: cfg.MaxQueuedEvents, Bytes: cfg.MaxQueuedBytes}},
+		Global:                   brokerBudget{engine},
 		TimeScale:                float64(cfg.QueueTimeScale),
 		Transform:                convertSchema,
 		DeadLetterer:             deadLetterAdapter{dl},
@@ -39,20 +39,15 @@ func newQueues(cfg config.Config, engine *delivery.Engine, dl delivery.DeadLette
 }
 
 // brokerBudget charges queued pull events against the broker-wide limits
-// (broker__maxQueuedEvents, broker__maxQueuedBytes). The push engine keeps
-// its own count and offers only a check (Admit), so queue events are
-// refused while the push queues are at their limit, and are counted here
-// against limits of the same size.
-type brokerBudget struct {
-	engine *delivery.Engine
-	limit  pull.Limit
+// (broker__maxQueuedEvents, broker__maxQueuedBytes) that the push engine
+// keeps, so that push and pull subscriptions share one budget.
+type brokerBudget struct{ engine *delivery.Engine }
+
+func (b brokerBudget) Reserve(events int, bytes int64) bool {
+	return b.engine.ReserveGlobal(events, bytes)
 }
 
-func (b *brokerBudget) Reserve(events int, bytes int64) bool {
-	return b.engine.Admit(bytes) && b.limit.Reserve(events, bytes)
-}
-
-func (b *brokerBudget) Release(events int, bytes int64) { b.limit.Release(events, bytes) }
+func (b brokerBudget) Release(events int, bytes int64) { b.engine.ReleaseGlobal(events, bytes) }
 
 // deadLetterAdapter hands queue subscriptions' dead letters to the push
 // engine's dead-letter writer, which writes them in the same blob layout.

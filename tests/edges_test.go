@@ -152,24 +152,10 @@ func TestEdgeHub_SpaceInOutputName(t *testing.T) {
 	}
 }
 
-// brokerRSS reads the broker's resident memory from /proc.
+// brokerRSS reads the broker's resident memory, in bytes.
 func brokerRSS(t *testing.T, b *broker) int64 {
 	t.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.cmd.Process.Pid))
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kb int64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
-				t.Fatalf("VmRSS line %q: %v", line, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmRSS in /proc status")
-	return 0
+	return rssKB(t, b.cmd.Process.Pid, "VmRSS") << 10
 }
 
 // TestBodies_SlowUploadsMemory: 1,000 clients each declare a body of the

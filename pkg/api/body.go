@@ -34,9 +34,13 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 // a buffer can serve the next request as soon as the events are queued.
 var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxPooledBody is the largest buffer kept for reuse. Larger ones go back
-// to the runtime, so that a burst of large bodies leaves no memory behind.
-const maxPooledBody = 64 << 10
+// maxPooledBody is the largest buffer kept for reuse, above the largest
+// body the default api__maxContentLengthInBytes allows, so that a steady
+// stream of large publish requests reads into the same few buffers instead
+// of making garbage of a grown copy each. What the pool holds is bounded by
+// the bodies read at once, which api__maxBodyBytesInFlight caps, and the
+// runtime empties the pool over two collections once the burst is over.
+const maxPooledBody = 2 << 20
 
 // bodyChunk is the first allocation for a body and the least growth step:
 // memory follows the bytes that arrived, never the declared length.

@@ -99,13 +99,7 @@ func (s *Server) namespacePublish(c echo.Context) error {
 	if topic.InputSchema != eventgrid.CloudEventSchemaV1_0 {
 		return eventgrid.Errorf(eventgrid.EInvalidSchema, "Topic %q takes %s events; :publish takes CloudEvents only, so it needs a topic whose inputSchema is %s.", topic.Name, topic.InputSchema, eventgrid.CloudEventSchemaV1_0)
 	}
-	received, unmatched, err := s.accept(c, topic, routes, false, start)
-	status := http.StatusOK
-	if err != nil {
-		status = statusOf(err)
-	}
-	s.opts.Metrics.Published(topic.Name, status, time.Since(start), received, unmatched)
-	if err != nil {
+	if err := s.acceptMeasured(c, topic, routes, false, start); err != nil {
 		return err
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, []byte("{}"))

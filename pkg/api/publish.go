@@ -69,16 +69,22 @@ func (s *Server) publish(c echo.Context, single bool) error {
 	if err != nil {
 		return err // unknown topics are not measured: their names are the client's
 	}
+	if err := s.acceptMeasured(c, topic, routes, single, start); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusOK)
+}
+
+// acceptMeasured is accept, with the request counted in the publish
+// metrics by its answer's status.
+func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, routes []registry.Route, single bool, start time.Time) error {
 	received, unmatched, err := s.accept(c, topic, routes, single, start)
 	status := http.StatusOK
 	if err != nil {
 		status = statusOf(err)
 	}
 	s.opts.Metrics.Published(topic.Name, status, time.Since(start), received, unmatched)
-	if err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusOK)
+	return err
 }
 
 // accept decodes, matches and queues a publish request's events. It returns

@@ -94,6 +94,7 @@ type Writer struct {
 	pending map[uint64]*pending // by subscription UID
 	stopped bool
 	wake    chan struct{}
+	stop    chan struct{} // closed by Close: run returns after its write
 	done    chan struct{}
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -127,6 +128,7 @@ func New(o Options, logger zerolog.Logger) *Writer {
 		log:     logger.With().Str("component", "deadletter").Logger(),
 		pending: map[uint64]*pending{},
 		wake:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -192,7 +194,7 @@ func (w *Writer) run() {
 		next := w.flushDue(time.Now())
 		timer.Reset(max(time.Until(next), time.Millisecond))
 		select {
-		case <-w.ctx.Done():
+		case <-w.stop:
 			return
 		case <-w.wake:
 		case <-timer.C:
@@ -265,7 +267,7 @@ func (w *Writer) flush(p *pending, now time.Time) time.Time {
 		p.failures++
 		if now.Sub(p.lastLog) >= time.Minute {
 			w.log.Error().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("waiting", len(p.letters)).
-				Int("failedWrites", p.failures).Str("error", err.Error()).Dur("retryIn", p.backoff).
+				Int("failedWrites", p.failures).Str("error", err.Error()).Float64("retryInSeconds", p.backoff.Seconds()).
 				Msg("dead letters could not be written to storage; they wait and are retried")
 			p.lastLog, p.failures = now, 0
 		}
@@ -366,13 +368,25 @@ func describe(err error) error {
 }
 
 // Close writes what it can of the waiting letters until ctx is done, then
-// gives up on the rest. It returns the number given up on.
+// gives up on the rest. It returns the number given up on. A write in
+// progress is let finish (within ctx): cancelled, it could have stored its
+// blob unseen, and the last try would write its letters a second time.
 func (w *Writer) Close(ctx context.Context) int {
 	w.mu.Lock()
+	again := w.stopped
 	w.stopped = true
 	w.mu.Unlock()
+	if again {
+		return 0
+	}
+	close(w.stop)
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		w.cancel()
+		<-w.done
+	}
 	w.cancel()
-	<-w.done
 	// One last try for everything waiting, within ctx.
 	w.ctx = ctx
 	w.mu.Lock()

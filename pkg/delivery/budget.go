@@ -233,6 +233,21 @@ func (e *Engine) Admit(bytes int64) bool {
 	return e.queuedEvents.Load() < int64(e.opts.MaxQueuedEvents) && e.queuedBytes.Load()+bytes <= e.opts.MaxQueuedBytes
 }
 
+// ReserveGlobal takes room for events of bytes from the broker-wide budget
+// (broker__maxQueuedEvents, broker__maxQueuedBytes) for events held outside
+// the engine, such as those of queue subscriptions, so that push and pull
+// share one limit. It reports false, taking nothing, when they do not fit.
+// ReleaseGlobal gives the room back.
+func (e *Engine) ReserveGlobal(events int, bytes int64) bool {
+	return e.reserveGlobal(int64(events), bytes)
+}
+
+// ReleaseGlobal returns what ReserveGlobal took.
+func (e *Engine) ReleaseGlobal(events int, bytes int64) {
+	e.queuedBytes.Add(-bytes)
+	e.queuedEvents.Add(-int64(events))
+}
+
 func (e *Engine) reserveGlobal(pairs, bytes int64) bool {
 	if n := e.queuedEvents.Add(pairs); n > int64(e.opts.MaxQueuedEvents) {
 		e.queuedEvents.Add(-pairs)

@@ -80,7 +80,7 @@ func (e *Engine) Close(timeout time.Duration) int {
 	case <-done:
 		t.Stop()
 	case <-t.C:
-		e.log.Warn().Dur("timeout", timeout).Msg("delivery requests still in flight at the stop timeout; cancelling them")
+		e.log.Warn().Float64("timeoutSeconds", timeout.Seconds()).Msg("delivery requests still in flight at the stop timeout; cancelling them")
 		e.cancelSends()
 		<-done
 	}

@@ -46,7 +46,7 @@ func (b *taken) flush(e *Engine) {
 			l.Msg(logMessages[logFailure])
 		case noteDropped, noteDeadLettered:
 			l := e.log.Warn().Str("topic", sub.Topic).Str("subscription", sub.Name).Str("eventId", eventID(n.body)).
-				Str("reason", string(n.reason)).Int("attempts", n.attempt).Dur("age", n.age)
+				Str("reason", string(n.reason)).Int("attempts", n.attempt).Float64("ageSeconds", n.age.Seconds())
 			if n.suppressed > 0 {
 				l = l.Int("suppressed", n.suppressed)
 			}

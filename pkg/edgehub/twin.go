@@ -147,7 +147,7 @@ func (t *twin) follow(ctx context.Context, conn mqtt.Client, changed chan struct
 	}()
 	backoff := t.o.Retry
 	retry := func(what string, err error) bool {
-		t.log.Warn().Err(err).Dur("retryIn", backoff).Msg(what)
+		t.log.Warn().Err(err).Float64("retryInSeconds", backoff.Seconds()).Msg(what)
 		tm := time.NewTimer(backoff)
 		defer tm.Stop()
 		backoff = min(2*backoff, t.c.o.MaxReconnect)

@@ -361,7 +361,8 @@ func or(v, def string) string {
 }
 
 // convertSchema gives a subscription that asks for CloudEvents on an
-// EventGridSchema topic the converted event (B8). Publishing validated the
+// EventGridSchema topic the converted event (docs/design.md#schema-conversion).
+// Publishing validated the
 // EventGridSchema event, so the conversion cannot fail on one; should it,
 // the event goes as it is rather than not at all.
 func convertSchema(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte {

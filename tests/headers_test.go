@@ -8,7 +8,8 @@ import (
 )
 
 // TestHeaders_CustomDeliveryProperties: static and dynamic custom headers
-// (B5) reach a real subscriber; a secret value is never returned or logged;
+// (docs/design.md#custom-delivery-properties) reach a real
+// subscriber; a secret value is never returned or logged;
 // the broker's own header names are refused.
 func TestHeaders_CustomDeliveryProperties(t *testing.T) {
 	b := startBroker(t, merge(devEnv(), "broker__logDeliverySuccess", "true"))

@@ -238,7 +238,7 @@ func TestInterop_CloudEventsSDK(t *testing.T) {
 
 // TestInterop_ConvertedEventsReachCloudEventsReceivers: an EventGridSchema
 // topic feeds a subscription that asks for CloudEvents; the SDK's receiver
-// accepts what it gets, mapped as B8 says.
+// accepts what it gets, mapped as docs/design.md#schema-conversion says.
 func TestInterop_ConvertedEventsReachCloudEventsReceivers(t *testing.T) {
 	b := startBroker(t, fastEnv())
 	createTopic(t, b.URL, "eg", "EventGridSchema")

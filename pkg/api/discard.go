@@ -44,7 +44,8 @@ func trackBody(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// drainRefused makes a refusal readable (spec B9). A client that writes its
+// drainRefused makes a refusal readable
+// (docs/design.md#requests-that-are-too-large). A client that writes its
 // whole body before reading the answer, as Python's http.client and requests
 // do, gets a connection reset instead of the status when the server closes
 // with the body unread. So before an error answer the rest of the body is

@@ -53,7 +53,7 @@ var statusNames = map[int]string{
 	http.StatusRequestTimeout:        "RequestTimeout",
 }
 
-// envelope is the error body of every API: spec §1.5.
+// envelope is the error body of every API (docs/design.md#errors).
 type envelope struct {
 	Error envelopeError `json:"error"`
 }

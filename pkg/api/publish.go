@@ -32,7 +32,8 @@ const (
 
 // publishMode decides how to read a publish request from the topic's schema,
 // its media type, whether it carries ce-* attributes and whether it came to
-// the single-event route (spec §1.3, §2.4, §2.5).
+// the single-event route (docs/design.md#content-types and
+// docs/design.md#publish-validation).
 func publishMode(s eventgrid.InputSchema, mt string, binary, single bool) (decodeMode, error) {
 	if s != eventgrid.CloudEventSchemaV1_0 {
 		if mt != mediaJSON {

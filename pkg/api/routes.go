@@ -10,13 +10,14 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// The api-version values each family of routes accepts (binding decision 2).
+// The api-version values each family of routes accepts
+// (docs/design.md#api-versions).
 var (
 	edgeAPIVersions  = []string{"2019-01-01-preview", "2019-01-01"}
 	cloudAPIVersions = []string{"2018-01-01"}
 )
 
-// routes maps the whole API surface (spec §2.1).
+// routes maps the whole API surface (docs/api.md).
 func (s *Server) routes() {
 	e := s.echo
 	if s.opts.HealthProbe {

@@ -31,7 +31,8 @@ type Options struct {
 	// past the bound is refused with 503 and Retry-After. 0: no bound.
 	MaxBodyBytesInFlight int64
 	// MaxDiscardBytes bounds how much of a refused request's body is read
-	// and thrown away so that the client can read the refusal (B9).
+	// and thrown away so that the client can read the refusal
+	// (docs/design.md#requests-that-are-too-large).
 	MaxDiscardBytes int64
 	// IDPrefix is "/iotHubs/<hub>/devices/<device>/modules/<module>", the
 	// start of every resource id.

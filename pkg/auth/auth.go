@@ -58,7 +58,7 @@ const (
 	HeaderSASToken = "aeg-sas-token"
 )
 
-// Options configures an Authenticator (spec §7.2).
+// Options configures an Authenticator (docs/security.md#client-authentication).
 type Options struct {
 	// SASKeysEnabled turns on the aeg-sas-key and aeg-sas-token checks.
 	// Key1 and Key2 are the accepted keys; an empty key never matches.

@@ -1,4 +1,5 @@
-// Package auth authenticates inbound API calls (spec §1.4, §1.6): a SAS key
+// Package auth authenticates inbound API calls (docs/design.md#authentication,
+// docs/design.md#sas-tokens): a SAS key
 // in the aeg-sas-key header, a SAS token in the aeg-sas-token header (the
 // format the Azure Event Grid SDKs produce), or the TLS client certificate.
 //

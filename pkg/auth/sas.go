@@ -14,7 +14,7 @@ import (
 var expiryLayouts = []string{
 	"1/2/2006 3:04:05 PM",        // .NET DateTime.ToString() en-US, UTC; JavaScript SDK
 	"1/2/2006 3:04:05 PM -07:00", // .NET DateTimeOffset.ToString() en-US (EventGridSasBuilder)
-	time.RFC3339Nano,             // RFC 3339 (edgegrid extension, spec §1.6)
+	time.RFC3339Nano,             // RFC 3339 (edgegrid extension, docs/design.md#sas-tokens)
 	"2006-01-02 15:04:05Z07:00",  // Python str(datetime) with a time zone (fraction optional)
 	"2006-01-02 15:04:05",        // Python str(datetime) without one: UTC
 }
@@ -36,7 +36,8 @@ func GenerateSASToken(resource string, expiry time.Time, key string) string {
 }
 
 // signingKey is the HMAC key for an Event Grid key: its base64 decoding
-// (padded or not), or its raw bytes when it is not base64 (spec §1.6 [R]).
+// (padded or not), or its raw bytes when it is not base64
+// (docs/design.md#sas-tokens).
 func signingKey(key string) []byte {
 	if b, err := base64.StdEncoding.DecodeString(key); err == nil && len(b) > 0 {
 		return b

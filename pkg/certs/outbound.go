@@ -11,8 +11,8 @@ import (
 )
 
 // OutboundOptions selects how the broker's outbound TLS connections (WebHook
-// and EventGrid destinations) check servers and identify themselves (spec
-// §4.1, §7.3, §7.4).
+// and EventGrid destinations) check servers and identify themselves
+// (docs/security.md#outbound).
 type OutboundOptions struct {
 	// SkipServerCertValidation turns off every server certificate check.
 	SkipServerCertValidation bool

@@ -22,7 +22,7 @@ type ClientSource interface {
 // from src, and, when clientCerts is true, ClientAuth = tls.RequestClientCert.
 // Client certificates are requested but not verified in the handshake:
 // package auth verifies them per request, so that a SAS key alone can also
-// pass (spec §1.4).
+// pass (docs/design.md#authentication).
 func ServerConfig(src ServerSource, clientCerts bool) *tls.Config {
 	cfg := &tls.Config{
 		MinVersion:     tls.VersionTLS12,

@@ -49,7 +49,7 @@ func NewStatic(cert tls.Certificate) (*Static, error) {
 }
 
 // NewSelfSigned makes a self-signed server certificate with a new ECDSA
-// P-256 key (binding decision 12: the broker runs outside IoT Edge with
+// P-256 key (docs/design.md#outside-iot-edge: the broker runs outside IoT Edge with
 // server certificate source IoTEdge). Its common name is the host name (or
 // "localhost" when that is unknown); its subject alternative names are the
 // host name, "localhost", 127.0.0.1, ::1 and extraNames, each added as an IP

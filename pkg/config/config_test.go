@@ -44,7 +44,8 @@ func MustLoad(tb testing.TB) config.Config {
 }
 
 // specDefaults is the default configuration written out by hand from the
-// product contract, section 7 and the edgegrid extensions.
+// original module's documented defaults and the edgegrid extensions
+// (docs/configuration.md).
 var specDefaults = config.Config{
 	TLSPolicy:                            "strict",
 	ServerCertSource:                     "IoTEdge",

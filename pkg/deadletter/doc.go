@@ -1,5 +1,6 @@
 // Package deadletter keeps the events a subscription's retry policy gave up
-// on in an Azure Storage blob container (B3), as cloud Event Grid does: one
+// on in an Azure Storage blob container (docs/design.md#dead-lettering), as
+// cloud Event Grid does: one
 // JSON array per blob at <SUBSCRIPTION>/<yyyy>/<M>/<d>/<H>/<uuid>.json, each
 // event as its subscription would have received it plus why it was dead-
 // lettered. Writer implements delivery.DeadLetterer: it never blocks the

@@ -27,7 +27,8 @@ var fieldNames = [2][6]string{
 	{"deadletterreason", "deliveryattempts", "lastdeliveryoutcome", "publishtime", "lastdeliveryattempttime", "lasthttpstatuscode"},
 }
 
-// Shape returns the dead-lettered form of l (B3): the event as its
+// Shape returns the dead-lettered form of l (docs/design.md#dead-lettering):
+// the event as its
 // subscription received it with the reason and the last outcome added.
 func Shape(l *delivery.DeadLetter) []byte {
 	sub := l.Subscription

@@ -228,7 +228,7 @@ func (e *Engine) reserve(pairs, bytes int64, shares []share) error {
 // Admit reports whether a request of about bytes bytes could be queued now,
 // as far as the broker-wide budget tells. The publish path asks before
 // reading a body, so that while the broker is full a request is refused
-// without being read and decoded; Publish still makes the binding decision.
+// without being read and decoded; Publish still makes the final decision.
 func (e *Engine) Admit(bytes int64) bool {
 	return e.queuedEvents.Load() < int64(e.opts.MaxQueuedEvents) && e.queuedBytes.Load()+bytes <= e.opts.MaxQueuedBytes
 }

@@ -143,7 +143,8 @@ func (q *queue) push(it item) bool {
 		if now := q.e.nanos(q.e.clock.Now()); q.onProbationLocked(now) {
 			// New events skip the immediate attempt while the endpoint is
 			// on probation, and wait for its end. Never attempted, they
-			// would be dead-lettered with the outcome Probation.
+			// would be dead-lettered with the outcome Probation
+			// (docs/design.md#probation).
 			it.due, it.outcome = q.probation, OutcomeProbation
 			q.timed.push(it)
 			q.armLocked(now)

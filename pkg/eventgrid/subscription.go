@@ -59,7 +59,8 @@ type EventSubscription struct {
 	Filter            *Filter
 	PersistencePolicy *PersistencePolicy
 	// DeadLetter, when not nil, receives the events the retry policy gives
-	// up on instead of dropping them (an edgegrid extension, B3).
+	// up on instead of dropping them (an edgegrid extension,
+	// docs/design.md#dead-lettering).
 	DeadLetter *DeadLetterDestination
 	// Queue, when not nil, makes this a queue subscription: events wait for
 	// an application to receive them, and Destination is empty.
@@ -91,17 +92,19 @@ type Destination struct {
 	MaxEventsPerBatch             int
 	PreferredBatchSizeInKilobytes int
 
-	// ContentMode says how CloudEvents travel to a WebHook (B8); empty
+	// ContentMode says how CloudEvents travel to a WebHook
+	// (docs/design.md#content-modes); empty
 	// means Batch.
 	ContentMode ContentMode
-	// Validation is the handshake made at PUT (B8); empty means None.
+	// Validation is the handshake made at PUT
+	// (docs/design.md#validation-handshakes); empty means None.
 	Validation ValidationMode
 	// SigningSecrets, when set, sign every WebHook delivery the Standard
-	// Webhooks way (B8), one signature per secret. Secrets: never logged,
+	// Webhooks way (docs/design.md#signatures), one signature per secret. Secrets: never logged,
 	// never returned by the API.
 	SigningSecrets []string
 	// DeliveryAttributes are the custom headers or message properties sent
-	// with every delivery (B5).
+	// with every delivery (docs/design.md#custom-delivery-properties).
 	DeliveryAttributes []DeliveryAttribute
 
 	// OutputName is the EdgeHub module output events are sent on.
@@ -116,7 +119,7 @@ type Destination struct {
 	QueueMessageTTLSeconds int
 }
 
-// ContentMode is how a WebHook receives events (B8).
+// ContentMode is how a WebHook receives events (docs/design.md#content-modes).
 type ContentMode string
 
 // The content modes.
@@ -139,7 +142,8 @@ const (
 	ValidationCloudEvents ValidationMode = "CloudEvents"
 )
 
-// DeliveryAttribute is one custom delivery property (B5): a header for
+// DeliveryAttribute is one custom delivery property
+// (docs/design.md#custom-delivery-properties): a header for
 // WebHook and EventGrid destinations, a message property for Event Hubs and
 // Service Bus.
 type DeliveryAttribute struct {
@@ -162,12 +166,13 @@ func (d Destination) Batching() bool {
 type RetryPolicy struct {
 	MaxDeliveryAttempts  int
 	EventExpiryInMinutes int
-	// Schedule picks the delivery profile (B1); empty means the module's
+	// Schedule picks the delivery profile (docs/design.md#delivery-profiles);
+	// empty means the module's
 	// default.
 	Schedule RetrySchedule
 }
 
-// RetrySchedule names a delivery profile (B1).
+// RetrySchedule names a delivery profile (docs/design.md#delivery-profiles).
 type RetrySchedule string
 
 // The delivery profiles.
@@ -195,7 +200,8 @@ type Filter struct {
 	IsSubjectCaseSensitive bool
 	AdvancedFilters        []AdvancedFilter
 	// EnableAdvancedFilteringOnArrays lets an array value match when any
-	// of its elements does (B6); otherwise arrays never match.
+	// of its elements does (docs/design.md#newer-filter-operators); otherwise
+	// arrays never match.
 	EnableAdvancedFilteringOnArrays bool
 }
 

@@ -152,9 +152,9 @@ func compileAdvanced(i int, af *eventgrid.AdvancedFilter, schema eventgrid.Input
 	where := fmt.Sprintf("filter.advancedFilters[%d] (%s on %q)", i, o, af.Key)
 	info := o.info()
 	c := cond{op: info.base, fam: info.fam, neg: info.neg, arrays: arrays,
-		// B6: with the newer operators a missing key matches the Not…
-		// string operators and IsNullOrUndefined; the original twelve keep
-		// binding decision 7 (a missing key never matches).
+		// With the newer operators a missing key matches the Not… string
+		// operators and IsNullOrUndefined (docs/design.md#newer-filter-operators);
+		// with the original twelve it never matches (docs/design.md#filters).
 		missing: o == opIsNullOrUndefined || (info.newer && info.neg && info.fam == famString)}
 	path, msg := parseKey(af.Key, schema)
 	if msg != "" {

@@ -8,7 +8,8 @@
 // and case-folded text for strings. Match reads the event's JSON body in
 // place with package rawjson.
 //
-// Rules where the contract leaves a choice: a missing key, a null, an array
+// Rules where the original module's documentation leaves a choice
+// (docs/design.md#filters): a missing key, a null, an array
 // or a value of the wrong JSON type never matches, for every operator,
 // StringNotIn and NumberNotIn included (the original cloud behaviour).
 // String comparisons are always case-insensitive under Unicode simple case

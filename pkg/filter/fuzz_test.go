@@ -25,8 +25,8 @@ func FuzzCompile(f *testing.F) {
 	f.Add("NumberLessThan", "x", `"1e400"`, "null", uint8(2), "", "")
 	f.Add("StringNotIn", "s", `""`, `[""]`, uint8(1), "t", "\u212A")
 	f.Add("StringIn", "a..b", "{}", "[[]]", uint8(0), "", "")
-	// The newer operators (B6); schemaSel's bit 4 turns on filtering on
-	// arrays.
+	// The newer operators (docs/design.md#newer-filter-operators);
+	// schemaSel's bit 4 turns on filtering on arrays.
 	f.Add("StringNotContains", "data.s", "", `["ell", "x"]`, uint8(4), "", "")
 	f.Add("stringNotBeginsWith", "data.missing", `"He"`, "", uint8(1), "", "")
 	f.Add("StringNotEndsWith", "data.arr", "", `["x"]`, uint8(5), "", "")

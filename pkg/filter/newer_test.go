@@ -28,11 +28,12 @@ func TestMatch_NewerOperators(t *testing.T) {
 		{"NotEndsWith", many("StringNotEndsWith", "data.key1", `"hello"`), false, true},
 		{"NotEndsWithHit", many("StringNotEndsWith", "data.key1", `"LD"`), false, false},
 		{"NotContainsOnNumber", many("StringNotContains", "data.key2", `"x"`), false, false},
-		// A missing key matches the Not… string operators (B6) ...
+		// A missing key matches the Not… string operators
+		// (docs/design.md#newer-filter-operators) ...
 		{"NotContainsMissingKey", many("StringNotContains", "data.absent", `"x"`), false, true},
 		{"NotBeginsWithMissingPath", many("StringNotBeginsWith", "data.nested.y.z", `"x"`), false, true},
 		{"NotEndsWithMissingKey", many("StringNotEndsWith", "data.absent", `"x"`), false, true},
-		// ... but not the original twelve (binding decision 7).
+		// ... but not the original twelve (docs/design.md#filters).
 		{"StringNotInMissingKey", many("StringNotIn", "data.absent", `"x"`), false, false},
 		{"NumberNotInMissingKey", many("NumberNotIn", "data.absent", "1"), false, false},
 

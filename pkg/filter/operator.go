@@ -3,7 +3,7 @@ package filter
 import "strings"
 
 // op is one of the advanced-filter operators: the twelve of the edge API,
-// then the newer ones of the cloud API (B6).
+// then the newer ones of the cloud API (docs/design.md#newer-filter-operators).
 type op uint8
 
 const (
@@ -49,7 +49,7 @@ type opInfo struct {
 	multi  bool // takes a list of values
 	base   op   // the operator a negated one negates; itself otherwise
 	neg    bool
-	newer  bool // of the cloud API (B6): a missing key matches the Not… string operators and IsNullOrUndefined
+	newer  bool // of the cloud API (docs/design.md#newer-filter-operators): a missing key matches the Not… string operators and IsNullOrUndefined
 	noValu bool
 }
 

@@ -1,5 +1,6 @@
 // Package metrics measures the broker for its operators. Prometheus keeps
-// the topic and subscription metrics of the original module (spec §9) and
+// the topic and subscription metrics of the original module
+// (docs/design.md#metric-names, docs/metrics.md) and
 // the broker's queue gauges in its own registry and serves them in the
 // Prometheus text format; Console logs a compact summary of the same
 // metrics at an interval, for troubleshooting without a collector.

@@ -23,7 +23,8 @@ func checkDeliverySchema(delivery, topic eventgrid.InputSchema) error {
 }
 
 // validateWebhookInterop checks the webhook interop properties of a
-// subscription's destination (B8): the content mode, the validation
+// subscription's destination (docs/design.md#webhook-interop): the content
+// mode, the validation
 // handshake and the signing secrets. Messages name the field and never
 // contain a secret.
 func validateWebhookInterop(sub *eventgrid.EventSubscription) error {

@@ -7,18 +7,21 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// Limits of custom delivery properties (B5), as the cloud has them.
+// Limits of custom delivery properties
+// (docs/design.md#custom-delivery-properties), as the cloud has them.
 const (
 	maxDeliveryAttributes    = 10
 	maxDeliveryAttributeSize = 4096
 )
 
-// reservedHeaders are the header names the broker sets itself (B5); a
+// reservedHeaders are the header names the broker sets itself
+// (docs/design.md#custom-delivery-properties); a
 // name ending in '-' reserves the prefix.
 var reservedHeaders = []string{"aeg-", "content-type", "content-length", "host", "connection", "transfer-encoding", "webhook-", "ce-"}
 
 // decodeDeliveryAttributes reads deliveryAttributeMappings: custom headers
-// (B5), Static (a value, secret or not) or Dynamic (the value at a key of
+// (docs/design.md#custom-delivery-properties),
+// Static (a value, secret or not) or Dynamic (the value at a key of
 // the event).
 func decodeDeliveryAttributes(p object, d *eventgrid.Destination) error {
 	list, ok, err := p.array(eventgrid.EInvalidDestination, "deliveryAttributeMappings")

@@ -7,7 +7,8 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// decodeDeadLetter reads deadLetterDestination (B3): a StorageBlob container
+// decodeDeadLetter reads deadLetterDestination
+// (docs/design.md#dead-lettering): a StorageBlob container
 // named by blobContainerName in the account of connectionString. A
 // resourceId alone cannot be resolved at the edge, so it is refused.
 func decodeDeadLetter(o object) (*eventgrid.DeadLetterDestination, error) {

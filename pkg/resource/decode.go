@@ -394,7 +394,8 @@ func decodeAdvancedFilter(o object) (eventgrid.AdvancedFilter, error) {
 	return af, nil
 }
 
-// decodeSchedule reads retryPolicy.schedule, the delivery profile (B1),
+// decodeSchedule reads retryPolicy.schedule, the delivery profile
+// (docs/design.md#delivery-profiles),
 // matched case-insensitively.
 func decodeSchedule(p object) (eventgrid.RetrySchedule, error) {
 	s, ok, err := p.str(eventgrid.EInvalidRetryPolicy, "schedule")

@@ -22,7 +22,8 @@ func decodeBrokerDestination(p object, d *eventgrid.Destination) error {
 	return err
 }
 
-// decodeStorageQueue reads a StorageQueue destination (B7): an account-level
+// decodeStorageQueue reads a StorageQueue destination
+// (docs/design.md#storagequeue-destination): an account-level
 // connectionString, queueName and the optional
 // queueMessageTimeToLiveInSeconds (-1: never expires; else 1 to 7 days).
 func decodeStorageQueue(p object, d *eventgrid.Destination) error {

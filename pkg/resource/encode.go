@@ -82,7 +82,8 @@ type DeliveryStatus struct {
 	InBackoff        int `json:"inBackoff"`
 	InFlight         int `json:"inFlight"`
 	ConcurrencyLimit int `json:"concurrencyLimit"`
-	// ProbationUntil is when the subscription's probation ends (B4), only
+	// ProbationUntil is when the subscription's probation ends
+	// (docs/design.md#probation), only
 	// while it is on probation.
 	ProbationUntil string `json:"probationUntil,omitempty"`
 	// LastFailureTime and LastError describe the most recent failed attempt.
@@ -111,11 +112,13 @@ type DestinationProperties struct {
 	QueueMessageTimeToLiveInSeconds int    `json:"queueMessageTimeToLiveInSeconds,omitempty"`
 	MaxEventsPerBatch               int    `json:"maxEventsPerBatch,omitempty"`
 	PreferredBatchSizeInKilobytes   int    `json:"preferredBatchSizeInKilobytes,omitempty"`
-	// ContentMode and Validation are edgegrid extensions (B8); the
+	// ContentMode and Validation are edgegrid extensions
+	// (docs/design.md#webhook-interop); the
 	// signingSecret is a secret and is never returned.
 	ContentMode eventgrid.ContentMode    `json:"contentMode,omitempty"`
 	Validation  eventgrid.ValidationMode `json:"validation,omitempty"`
-	// DeliveryAttributeMappings are the custom headers (B5); secret values
+	// DeliveryAttributeMappings are the custom headers
+	// (docs/design.md#custom-delivery-properties); secret values
 	// are never returned.
 	DeliveryAttributeMappings []DeliveryAttribute `json:"deliveryAttributeMappings,omitempty"`
 }

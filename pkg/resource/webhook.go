@@ -7,7 +7,8 @@ import (
 )
 
 // decodeWebhookInterop reads the webhook interop properties of a
-// destination (B8): contentMode, validation and signingSecret. The names of
+// destination (docs/design.md#webhook-interop): contentMode, validation and
+// signingSecret. The names of
 // the modes are matched case-insensitively and stored in their canonical
 // spelling; an unknown name is refused with the accepted ones. The signing
 // secrets are split on white space and checked by the registry; no error

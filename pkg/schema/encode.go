@@ -19,7 +19,8 @@ func DataVersion(body []byte) string {
 
 // WithTopic returns a copy of a canonical EventGridSchema body whose "topic"
 // is topicName, or null when topicName is "" (forwarding to cloud Event Grid,
-// spec §4.3). A body without a "topic" member gets one as its first member; a
+// docs/design.md#eventgrid-destination).
+// A body without a "topic" member gets one as its first member; a
 // body that is not a JSON object is returned copied unchanged. body is never
 // modified. WithTopic is safe for concurrent use.
 func WithTopic(body []byte, topicName string) []byte {

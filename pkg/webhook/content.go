@@ -11,7 +11,8 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
-// Content types of single-event requests (contentMode Structured, B8).
+// Content types of single-event requests (contentMode Structured,
+// docs/design.md#content-modes).
 const (
 	ContentTypeCloudEvent = "application/cloudevents+json; charset=utf-8"
 	// contentTypeDataJSON is a binary-mode CloudEvent's Content-Type when

@@ -18,7 +18,8 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// InteropOptions configure the validation handshakes (B8).
+// InteropOptions configure the validation handshakes
+// (docs/design.md#validation-handshakes).
 type InteropOptions struct {
 	// Origin is the broker's host name, sent in WebHook-Request-Origin
 	// (CloudEvents handshake and the deliveries that follow it).
@@ -82,7 +83,8 @@ func limitKey(sub *eventgrid.EventSubscription) string {
 }
 
 // Handshake validates a WebHook endpoint as its subscription's
-// destination.properties.validation asks (B8), when sub is new or its
+// destination.properties.validation asks (docs/design.md#validation-handshakes),
+// when sub is new or its
 // endpoint URL or validation mode differs from old's; otherwise, and for
 // other destinations, it does nothing. It has the signature of
 // registry.Options.Handshake.

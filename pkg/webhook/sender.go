@@ -15,7 +15,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
-// Content types of delivery requests (binding decision 10).
+// Content types of delivery requests (docs/design.md#webhook-requests).
 const (
 	ContentTypeJSON        = "application/json; charset=utf-8"
 	ContentTypeCloudEvents = "application/cloudevents-batch+json; charset=utf-8"
@@ -60,9 +60,9 @@ func New(o Options) *Sender {
 
 // NewHTTPClient returns the client outbound deliveries use: keep-alive
 // connections, at most maxConnsPerHost to one host, TLS by tlsConfig or
-// dialTLS (certs.DialTLS), and redirects never followed (binding decision
-// 8: a redirect is a failure). The Event Hubs and Service Bus sender uses it
-// too.
+// dialTLS (certs.DialTLS), and redirects never followed (a redirect is a
+// failure: docs/design.md#delivery-success-and-retries). The Event Hubs and
+// Service Bus sender uses it too.
 func NewHTTPClient(tlsConfig *tls.Config, dialTLS func(ctx context.Context, network, addr string) (net.Conn, error), maxConnsPerHost int) *http.Client {
 	if maxConnsPerHost <= 0 {
 		maxConnsPerHost = 100
@@ -180,7 +180,8 @@ var (
 )
 
 // newBody lays out the array. With rewriteTopic, EventGridSchema events get
-// topicName as their topic, or null when it is empty (spec §4.3).
+// topicName as their topic, or null when it is empty
+// (docs/design.md#eventgrid-destination).
 func newBody(events [][]byte, rewriteTopic bool, topicName string) *body {
 	b := &body{parts: make([][]byte, 0, 2*len(events)+1)}
 	b.add(openBracket)

@@ -11,7 +11,8 @@ import (
 	"time"
 )
 
-// The Standard Webhooks 1.0.0 headers of a signed delivery (B8).
+// The Standard Webhooks 1.0.0 headers of a signed delivery
+// (docs/design.md#signatures).
 const (
 	headerWebhookID        = "webhook-id"
 	headerWebhookTimestamp = "webhook-timestamp"

@@ -14,7 +14,8 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
-// TestSender_Outcomes checks that what Send returns classifies as B2 and B3
+// TestSender_Outcomes checks that what Send returns classifies as
+// docs/design.md#status-classes and docs/design.md#dead-lettering
 // say: the status, Retry-After, timeouts and connection failures.
 func TestSender_Outcomes(t *testing.T) {
 	answer := func(status int, retryAfter string) *httptest.Server {

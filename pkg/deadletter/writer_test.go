@@ -158,8 +158,11 @@ func TestWriter_ShapesAndLayout(t *testing.T) {
 		cu["lastDeliveryOutcome"] != "Busy" || len(cu["id"].(string)) != 36 {
 		t.Errorf("CustomEventSchema dead letter %v", cu)
 	}
-	if n := len(got); n != 3 {
-		t.Errorf("%d blobs, want one per subscription", n)
+	// Each subscription writes its own blobs. The first letter after a
+	// quiet spell goes at once, so egSub's two letters take one blob or
+	// two, depending on whether the writer woke between them.
+	if n := len(got); n < 3 || n > 4 {
+		t.Errorf("%d blobs, want one per subscription (two for egSub at most)", n)
 	}
 }
 

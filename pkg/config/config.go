@@ -204,11 +204,12 @@ type Config struct {
 	ExponentialScale Factor `envconfig:"BROKER__EXPONENTIALSCALE" default:"1"`
 	// QueueTimeScale is broker__queueTimeScale (edgegrid extension, for
 	// tests): a factor on queue subscriptions' lock durations, release
-	// delays and the renew limit.
+	// delays, the renew limit and the events' time to live.
 	QueueTimeScale Factor `envconfig:"BROKER__QUEUETIMESCALE" default:"1"`
 	// DeadLetterFlushIntervalSeconds is
 	// broker__deadLetterFlushIntervalInSeconds (edgegrid extension): the
-	// least time between two dead-letter blobs of one subscription.
+	// longest a subscription's dead letters wait for a blob that is not
+	// full; a full blob's worth is written at once.
 	DeadLetterFlushIntervalSeconds int `envconfig:"BROKER__DEADLETTERFLUSHINTERVALINSECONDS" default:"60"`
 	// DeadLetterMaxWaitSeconds is broker__deadLetterMaxWaitInSeconds
 	// (edgegrid extension): how long dead letters wait for storage.

@@ -108,29 +108,70 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// modules returns root and every folder below it holding a go.mod, skipping
-// the folders the go command ignores (testdata, vendor, names starting with
-// . or _) and node_modules.
+// modules returns root and every folder below it holding a go.mod and at
+// least one test file of its own, skipping the folders the go command
+// ignores (testdata, vendor, names starting with . or _) and node_modules.
+// A module without tests, such as one that only wraps a tool to build it,
+// is left out: go test would fail on it with "no packages to test".
 func modules(root string) ([]string, error) {
 	mods := []string{root}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() || path == root {
-			return nil
-		}
-		name := d.Name()
-		if name == "testdata" || name == "vendor" || name == "node_modules" ||
-			strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
-			return filepath.SkipDir
-		}
-		if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+	var tested []bool
+	err := walkGo(root, func(path string, d fs.DirEntry) error {
+		switch {
+		case d.IsDir() && path != root && exists(filepath.Join(path, "go.mod")):
 			mods = append(mods, path)
+		case !d.IsDir() && strings.HasSuffix(d.Name(), "_test.go"):
+			for len(tested) < len(mods) {
+				tested = append(tested, false)
+			}
+			tested[owner(mods, path)] = true
 		}
 		return nil
 	})
-	return mods, err
+	if err != nil {
+		return nil, err
+	}
+	out := mods[:1] // the root module always runs, so that its go test reports
+	for i, m := range mods[1:] {
+		if i+1 < len(tested) && tested[i+1] {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// walkGo walks root as the go command sees it, calling fn for every folder
+// and file outside the folders it ignores.
+func walkGo(root string, fn func(path string, d fs.DirEntry) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root {
+			name := d.Name()
+			if name == "testdata" || name == "vendor" || name == "node_modules" ||
+				strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+				return filepath.SkipDir
+			}
+		}
+		return fn(path, d)
+	})
+}
+
+// owner returns the index in mods of the innermost module holding path.
+func owner(mods []string, path string) int {
+	best := 0
+	for i, m := range mods {
+		if strings.HasPrefix(path, m+string(filepath.Separator)) && len(m) > len(mods[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // verbose reports whether the go test flags ask for -v.

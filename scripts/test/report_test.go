@@ -67,7 +67,8 @@ go: warning: not an event
 }
 
 // TestRun_EveryModule runs the real go test -json in a small repository of
-// two modules (and a go.mod under testdata, which is not a module of it),
+// two modules (and a go.mod under testdata, which is not a module of it,
+// and a module without tests, which has nothing to run),
 // and checks both ran and the skip is reported.
 func TestRun_EveryModule(t *testing.T) {
 	if testing.Short() {
@@ -90,6 +91,10 @@ func TestRun_EveryModule(t *testing.T) {
 	write("nested/go.mod", "module example.com/nested\n\ngo 1.21\n")
 	write("nested/b_test.go", "package nested\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) { t.Fatal(\"broken on purpose\") }\n")
 	write("a/testdata/ignored/go.mod", "module example.com/ignored\n\ngo 1.21\n")
+	// A module with no tests, such as a tool wrapper: go test would say
+	// "no packages to test" and fail.
+	write("tools/go.mod", "module example.com/tools\n\ngo 1.21\n")
+	write("tools/tool.go", "package tools\n")
 
 	mods, err := modules(root)
 	if err != nil {

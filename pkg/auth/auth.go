@@ -160,16 +160,7 @@ const authorizationScheme = "SharedAccessSignature"
 
 // sasToken returns the request's SAS token: aeg-sas-token, or else an
 // Authorization header of the SharedAccessSignature scheme.
-func sasToken(r *http.Request) string {
-	if t := r.Header.Get(HeaderSASToken); t != "" {
-		return t
-	}
-	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, authorizationScheme) {
-		return ""
-	}
-	return strings.TrimSpace(token)
-}
+func sasToken(r *http.Request) string { return credential(r, HeaderSASToken, authorizationScheme) }
 
 // keyScheme is the scheme of a key in the Authorization header, the way
 // Event Grid namespaces take it.
@@ -177,15 +168,19 @@ const keyScheme = "SharedAccessKey"
 
 // sasKey returns the request's key: aeg-sas-key, or else an Authorization
 // header of the SharedAccessKey scheme.
-func sasKey(r *http.Request) string {
-	if k := r.Header.Get(HeaderSASKey); k != "" {
-		return k
+func sasKey(r *http.Request) string { return credential(r, HeaderSASKey, keyScheme) }
+
+// credential returns the value of header, or else the credentials of an
+// Authorization header of scheme (compared ignoring case).
+func credential(r *http.Request, header, scheme string) string {
+	if v := r.Header.Get(header); v != "" {
+		return v
 	}
-	scheme, key, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, keyScheme) {
+	got, cred, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(got, scheme) {
 		return ""
 	}
-	return strings.TrimSpace(key)
+	return strings.TrimSpace(cred)
 }
 
 // checkSAS checks the SAS credentials. On failure, kind is the first

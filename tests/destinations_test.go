@@ -116,17 +116,7 @@ func TestDestinations_EdgeHubUnavailable(t *testing.T) {
 // for edgeHub, configured with the edgehub__* keys, and survives the MQTT
 // broker's restart.
 func TestDestinations_EdgeHub(t *testing.T) {
-	ca := testpki.NewCA(t, "mqtt ca")
-	mq := mosquitto.Start(t, mosquitto.Options{CA: ca, Persistence: true, Users: map[string]string{"gateway-user": "gateway-pass", "checker": "checker-pw"}})
-	sub := mosquitto.Subscribe(t, mq, ca, "checker", "checker-pw", mosquitto.ModuleMessages)
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, ca.PEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	b := startBroker(t, fastEnv(
-		"edgehub__mqttUrl", mq.URL(), "edgehub__deviceId", "gw1", "edgehub__moduleId", "eventgridmodule",
-		"edgehub__username", "gateway-user", "edgehub__password", "gateway-pass", "edgehub__caFile", caFile,
-		"edgehub__maxReconnectIntervalInSeconds", "1"))
+	b, mq, sub := startEdgeHubBroker(t, true)
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	createSubscription(t, b.URL, "t", "s", map[string]any{
 		"destination": map[string]any{"endpointType": "EdgeHub", "properties": map[string]any{"outputName": "sampleSub4", "maxEventsPerBatch": 5}}})
@@ -177,4 +167,23 @@ func receivedIDs(t *testing.T, sub *mosquitto.Subscriber, topic string) map[stri
 		}
 	}
 	return ids
+}
+
+// startEdgeHubBroker starts mosquitto standing in for edgeHub (over TLS,
+// with a gateway user and a checker that subscribes to module messages)
+// and a broker configured with the edgehub__* keys to publish to it.
+func startEdgeHubBroker(t *testing.T, persistence bool) (*broker, *mosquitto.Broker, *mosquitto.Subscriber) {
+	t.Helper()
+	ca := testpki.NewCA(t, "mqtt ca")
+	mq := mosquitto.Start(t, mosquitto.Options{CA: ca, Persistence: persistence, Users: map[string]string{"gateway-user": "gateway-pass", "checker": "checker-pw"}})
+	sub := mosquitto.Subscribe(t, mq, ca, "checker", "checker-pw", mosquitto.ModuleMessages)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, ca.PEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := startBroker(t, fastEnv(
+		"edgehub__mqttUrl", mq.URL(), "edgehub__deviceId", "gw1", "edgehub__moduleId", "eventgridmodule",
+		"edgehub__username", "gateway-user", "edgehub__password", "gateway-pass", "edgehub__caFile", caFile,
+		"edgehub__maxReconnectIntervalInSeconds", "1"))
+	return b, mq, sub
 }

@@ -10,8 +10,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,8 +18,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
-	"github.com/edgegrid/edgegrid/pkg/testkit/mosquitto"
-	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
 // TestStorageQueue_PartialBatch: a proxy in front of Azurite fails the
@@ -87,17 +83,7 @@ func TestStorageQueue_PartialBatch(t *testing.T) {
 // valid topic (%20, never the '+' wildcard), and a second subscription on
 // the same MQTT connection delivers throughout.
 func TestEdgeHub_SpaceInOutputName(t *testing.T) {
-	ca := testpki.NewCA(t, "mqtt ca")
-	mq := mosquitto.Start(t, mosquitto.Options{CA: ca, Users: map[string]string{"gateway-user": "gateway-pass", "checker": "checker-pw"}})
-	sub := mosquitto.Subscribe(t, mq, ca, "checker", "checker-pw", mosquitto.ModuleMessages)
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, ca.PEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	b := startBroker(t, fastEnv(
-		"edgehub__mqttUrl", mq.URL(), "edgehub__deviceId", "gw1", "edgehub__moduleId", "eventgridmodule",
-		"edgehub__username", "gateway-user", "edgehub__password", "gateway-pass", "edgehub__caFile", caFile,
-		"edgehub__maxReconnectIntervalInSeconds", "1"))
+	b, _, sub := startEdgeHubBroker(t, false)
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	edgeHub := func(output string) map[string]any {
 		return map[string]any{"destination": map[string]any{"endpointType": "EdgeHub", "properties": map[string]any{

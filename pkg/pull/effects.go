@@ -8,7 +8,6 @@ type effects struct {
 	dropped map[string]int
 	freed   int // events whose budget is released
 	bytes   int64
-	wake    bool
 	expired int
 }
 

@@ -1,6 +1,7 @@
 package pull
 
 import (
+	"container/list"
 	"sync"
 	"time"
 
@@ -49,10 +50,11 @@ type queue struct {
 	tail    *entry
 	nAvail  int
 	tokens  map[string]*entry
-	locks   timeHeap // by lockUntil
-	delays  timeHeap // by readyAt
-	ttl     timeHeap // by expires; available and delayed entries only
-	waiters map[*waiter]struct{}
+	locks   timeHeap  // by lockUntil
+	delays  timeHeap  // by readyAt
+	ttl     timeHeap  // by expires; available and delayed entries only
+	waiting list.List // of *waiter: receives waiting for events, oldest first
+	woken   int       // receives woken for an event, not yet back
 	timer   Timer
 	timerAt time.Time
 	closed  bool
@@ -62,11 +64,10 @@ type queue struct {
 
 func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
 	q := &queue{
-		s:       s,
-		sub:     sub,
-		share:   Limit{Events: s.opts.MaxEventsPerSubscription, Bytes: s.opts.MaxBytesPerSubscription},
-		tokens:  map[string]*entry{},
-		waiters: map[*waiter]struct{}{},
+		s:      s,
+		sub:    sub,
+		share:  Limit{Events: s.opts.MaxEventsPerSubscription, Bytes: s.opts.MaxBytesPerSubscription},
+		tokens: map[string]*entry{},
 	}
 	q.locks = timeHeap{at: func(e *entry) time.Time { return e.lockUntil }, index: func(e *entry) *int { return &e.lockIdx }}
 	q.delays = timeHeap{at: func(e *entry) time.Time { return e.readyAt }, index: func(e *entry) *int { return &e.delayIdx }}
@@ -75,7 +76,7 @@ func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
 }
 
 func (q *queue) countsLocked() Counts {
-	return Counts{Available: q.nAvail, Locked: q.locks.Len(), Delayed: q.delays.Len(), Waiting: len(q.waiters)}
+	return Counts{Available: q.nAvail, Locked: q.locks.Len(), Delayed: q.delays.Len(), Waiting: q.waiting.Len() + q.woken}
 }
 
 func (q *queue) lockDuration() time.Duration {
@@ -161,7 +162,6 @@ func (q *queue) unlockLocked(e *entry, now time.Time, delay time.Duration, fx *e
 		q.ttl.add(e)
 	default:
 		q.pushBackLocked(e)
-		fx.wake = true
 	}
 }
 
@@ -193,7 +193,7 @@ func (q *queue) close(reason string) {
 	q.head, q.tail, q.nAvail = nil, nil, 0
 	q.tokens = map[string]*entry{}
 	q.locks.items, q.delays.items, q.ttl.items = nil, nil, nil
-	q.wakeLocked()
+	q.wakeAllLocked()
 	sub := q.sub
 	q.mu.Unlock()
 	if n > 0 {

@@ -2,22 +2,8 @@ package pull
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 )
-
-// waiter is one receive waiting for events.
-type waiter struct {
-	ch      chan struct{}
-	expired atomic.Bool
-}
-
-func (w *waiter) wake() {
-	select {
-	case w.ch <- struct{}{}:
-	default:
-	}
-}
 
 // takeLocked locks up to max available events.
 func (q *queue) takeLocked(now time.Time, max int, out []Received, fx *effects) []Received {
@@ -42,6 +28,9 @@ func (q *queue) takeLocked(now time.Time, max int, out []Received, fx *effects) 
 	return out
 }
 
+// receive takes up to max available events. When there are none it waits
+// up to wait, in the queue's waiting list, until it is woken for an event,
+// the wait ends (an empty answer) or ctx is done.
 func (q *queue) receive(ctx context.Context, max int, wait time.Duration) ([]Received, error) {
 	var (
 		w     *waiter
@@ -50,29 +39,26 @@ func (q *queue) receive(ctx context.Context, max int, wait time.Duration) ([]Rec
 	defer func() {
 		if timer != nil {
 			timer.Stop()
+			q.s.waiting.Add(-1)
 		}
 	}()
 	for {
 		var fx effects
 		q.mu.Lock()
-		if w != nil {
-			delete(q.waiters, w)
-		}
+		wasWoken := w != nil && q.leaveLocked(w)
 		if q.closed {
-			sub, reason := q.sub, q.closeReason
+			err := q.closedErrorLocked()
 			q.mu.Unlock()
-			if reason == ReasonShutdown {
-				return nil, nil // the broker is stopping: an empty answer
-			}
-			return nil, missing(sub)
+			return nil, err
 		}
 		now := q.s.opts.Clock.Now()
 		q.expireLocked(now, &fx) // events past their time to live are not handed out
 		out := q.takeLocked(now, max, nil, &fx)
-		if len(out) > 0 {
-			q.armLocked(now)
-		}
+		q.armLocked(now)
 		if len(out) > 0 || wait <= 0 || (w != nil && w.expired.Load()) {
+			// Events this receive made available (expired locks, delays
+			// that have passed) and did not take go to the next waiters.
+			q.wakeLocked()
 			sub := q.sub
 			q.mu.Unlock()
 			q.apply(sub, &fx)
@@ -82,11 +68,17 @@ func (q *queue) receive(ctx context.Context, max int, wait time.Duration) ([]Rec
 			return out, nil
 		}
 		if w == nil {
-			w = &waiter{ch: make(chan struct{}, 1)}
+			if !q.s.enterWait() {
+				sub := q.sub
+				q.mu.Unlock()
+				q.apply(sub, &fx)
+				return nil, q.s.tooManyWaiting()
+			}
+			w = newWaiter()
 			ww := w
-			timer = q.s.opts.Clock.AfterFunc(wait, func() { ww.expired.Store(true); ww.wake() })
+			timer = q.s.opts.Clock.AfterFunc(wait, func() { ww.expired.Store(true); ww.signal() })
 		}
-		q.waiters[w] = struct{}{}
+		q.joinLocked(w, wasWoken)
 		sub := q.sub
 		q.mu.Unlock()
 		q.apply(sub, &fx)
@@ -94,17 +86,22 @@ func (q *queue) receive(ctx context.Context, max int, wait time.Duration) ([]Rec
 		case <-w.ch:
 		case <-ctx.Done():
 			q.mu.Lock()
-			delete(q.waiters, w)
+			q.leaveLocked(w)
+			q.wakeLocked() // an event it was woken for goes to another
 			q.mu.Unlock()
 			return nil, ctx.Err()
 		}
 	}
 }
 
-// wakeLocked tells the waiting receives that events are available.
-func (q *queue) wakeLocked() {
-	for w := range q.waiters {
-		w.wake()
-		delete(q.waiters, w)
+// closedErrorLocked is what a receive gets from a closed queue: nothing
+// while the broker stops, and otherwise why the subscription has no queue.
+func (q *queue) closedErrorLocked() error {
+	switch {
+	case q.closeReason == ReasonShutdown:
+		return nil // an empty answer
+	case !q.sub.IsQueue():
+		return notQueue(q.sub) // it delivers by push now
 	}
+	return missing(q.sub)
 }

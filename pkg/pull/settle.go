@@ -60,9 +60,7 @@ func (q *queue) settle(tokens []string, kind string, delay time.Duration) Result
 		res.Succeeded = append(res.Succeeded, t)
 	}
 	q.armLocked(now)
-	if fx.wake {
-		q.wakeLocked()
-	}
+	q.wakeLocked()
 	sub := q.sub
 	q.mu.Unlock()
 	q.apply(sub, &fx)

@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -108,6 +109,10 @@ type Options struct {
 	// zero is no bound.
 	MaxEventsPerSubscription int
 	MaxBytesPerSubscription  int64
+	// MaxWaiting bounds the receives waiting for events at once, across
+	// all queue subscriptions (broker__maxWaitingReceives); a receive that
+	// would wait beyond it gets EUnavailable. Zero is no bound.
+	MaxWaiting int
 	// Global, if not nil, is charged for every queued event as well: the
 	// broker-wide budget.
 	Global Budget
@@ -145,6 +150,8 @@ type Store struct {
 	mu     sync.RWMutex
 	queues map[uint64]*queue // by subscription UID
 	closed bool
+
+	waiting atomic.Int64 // receives waiting, across the queues
 }
 
 // New returns an empty Store.
@@ -162,6 +169,20 @@ func New(o Options, log zerolog.Logger) *Store {
 		o.Clock = SystemClock{}
 	}
 	return &Store{opts: o, log: log.With().Str("component", "pull").Logger(), queues: map[uint64]*queue{}}
+}
+
+// enterWait counts one more waiting receive, unless the broker holds
+// Options.MaxWaiting already; the receive leaves with waiting.Add(-1).
+func (s *Store) enterWait() bool {
+	if n := s.waiting.Add(1); s.opts.MaxWaiting > 0 && n > int64(s.opts.MaxWaiting) {
+		s.waiting.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (s *Store) tooManyWaiting() error {
+	return eventgrid.Errorf(eventgrid.EUnavailable, "The broker holds its limit of %d receives waiting for events (broker__maxWaitingReceives); retry later, or receive with a shorter maxWaitTime.", s.opts.MaxWaiting)
 }
 
 func (s *Store) scale(d time.Duration) time.Duration {
@@ -183,6 +204,10 @@ func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 		}
 		s.mu.Unlock()
 		if q != nil {
+			// Its receives learn that it delivers by push now.
+			q.mu.Lock()
+			q.sub = sub
+			q.mu.Unlock()
 			q.close(ReasonSubscriptionDeleted)
 		}
 		return
@@ -227,7 +252,7 @@ func (s *Store) Close() {
 
 func (s *Store) queue(sub *eventgrid.EventSubscription) (*queue, error) {
 	if !sub.IsQueue() {
-		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "Event subscription %q of topic %q delivers by push; receive, acknowledge, release, reject and renewLock apply to subscriptions whose deliveryMode is Queue.", sub.Name, sub.Topic)
+		return nil, notQueue(sub)
 	}
 	s.mu.RLock()
 	q := s.queues[sub.UID]
@@ -236,6 +261,10 @@ func (s *Store) queue(sub *eventgrid.EventSubscription) (*queue, error) {
 		return nil, missing(sub)
 	}
 	return q, nil
+}
+
+func notQueue(sub *eventgrid.EventSubscription) error {
+	return eventgrid.Errorf(eventgrid.EBadRequest, "Event subscription %q of topic %q delivers by push; receive, acknowledge, release, reject and renewLock apply to subscriptions whose deliveryMode is Queue.", sub.Name, sub.Topic)
 }
 
 func missing(sub *eventgrid.EventSubscription) error {
@@ -297,8 +326,12 @@ type Received struct {
 
 // Receive hands out up to max available events of sub, oldest first, each
 // locked under a new token. When none is available it waits up to wait for
-// one to be published or released, and returns none if none came. It
-// returns ESubscriptionMissing if the subscription is deleted meanwhile.
+// one to become available (published, released, its lock expired or its
+// release delay passed), and returns none if none came. Waiting receives
+// are woken one per available event, oldest first. It returns
+// ESubscriptionMissing if the subscription is deleted meanwhile, and
+// EUnavailable, without waiting, when Options.MaxWaiting receives wait
+// already.
 func (s *Store) Receive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]Received, error) {
 	q, err := s.queue(sub)
 	if err != nil {

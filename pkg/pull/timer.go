@@ -17,7 +17,6 @@ func (q *queue) expireLocked(now time.Time, fx *effects) {
 			continue
 		}
 		q.pushBackLocked(e)
-		fx.wake = true
 	}
 	for e := q.ttl.first(); e != nil && !now.Before(e.expires); e = q.ttl.first() {
 		if e.state == delayed {
@@ -64,9 +63,7 @@ func (q *queue) onTimer() {
 	now := q.s.opts.Clock.Now()
 	q.expireLocked(now, &fx)
 	q.armLocked(now)
-	if fx.wake {
-		q.wakeLocked()
-	}
+	q.wakeLocked()
 	sub := q.sub
 	q.mu.Unlock()
 	q.apply(sub, &fx)

@@ -8,7 +8,10 @@ type effects struct {
 	dropped map[string]int
 	freed   int // events whose budget is released
 	bytes   int64
-	expired int
+	expired int // locks that expired unsettled
+	// requeued is how many of the expired locks' events are available
+	// again; the others were past their delivery count or time to live.
+	requeued int
 }
 
 func (fx *effects) drop(reason string) {
@@ -27,7 +30,10 @@ func (q *queue) apply(sub *eventgrid.EventSubscription, fx *effects) {
 	if fx.expired > 0 {
 		m.LockExpired(sub, fx.expired)
 		if q.s.opts.LogDeliveryFailure {
-			q.s.log.Info().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("events", fx.expired).Msg("locks expired unsettled; the events are available again")
+			// The events not available again have lines of their own,
+			// dead-lettered or dropped.
+			q.s.log.Info().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("events", fx.expired).
+				Int("availableAgain", fx.requeued).Msg("locks expired unsettled")
 		}
 	}
 	for reason, n := range fx.dropped {

@@ -8,6 +8,9 @@ func (q *queue) expireLocked(now time.Time, fx *effects) {
 	for e := q.locks.first(); e != nil && !now.Before(e.lockUntil); e = q.locks.first() {
 		fx.expired++
 		q.unlockLocked(e, now, 0, fx)
+		if e.state == available {
+			fx.requeued++
+		}
 	}
 	for e := q.delays.first(); e != nil && !now.Before(e.readyAt); e = q.delays.first() {
 		q.delays.remove(e)

@@ -99,6 +99,7 @@ type recorder struct {
 	dead     map[string]int
 	dropped  map[string]int
 	letters  []pull.DeadLetter
+	rejected int
 }
 
 func newRecorder() *recorder {
@@ -132,6 +133,12 @@ func (r *recorder) DeadLettered(_ *eventgrid.EventSubscription, reason string, n
 func (r *recorder) Dropped(_ *eventgrid.EventSubscription, reason string, n int) {
 	r.mu.Lock()
 	r.dropped[reason] += n
+	r.mu.Unlock()
+}
+
+func (r *recorder) Rejected(n int) {
+	r.mu.Lock()
+	r.rejected += n
 	r.mu.Unlock()
 }
 

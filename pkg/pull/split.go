@@ -35,6 +35,7 @@ func (p Publisher) Publish(ctx context.Context, pub eventgrid.Publication) error
 	}
 	b, err := p.Store.Prepare(pub.Topic, pub.Deliveries)
 	if err != nil {
+		p.rejected(queued, err)
 		return err
 	}
 	if pushed > 0 {
@@ -42,11 +43,21 @@ func (p Publisher) Publish(ctx context.Context, pub eventgrid.Publication) error
 		push.Deliveries = pushOnly(pub.Deliveries)
 		if err := p.Push.Publish(ctx, push); err != nil {
 			b.Abort()
+			p.rejected(queued, err) // Push counted its own deliveries
 			return err
 		}
 	}
 	b.Commit()
 	return nil
+}
+
+// rejected counts the n queue deliveries of a publication refused because
+// the broker or a subscription was full, or could never hold it.
+func (p Publisher) rejected(n int, err error) {
+	switch eventgrid.ErrorCode(err) {
+	case eventgrid.EQueueFull, eventgrid.EPayloadTooLarge:
+		p.Store.opts.Metrics.Rejected(n)
+	}
 }
 
 // pushOnly returns deliveries without their queue subscriptions, leaving

@@ -81,6 +81,9 @@ type Metrics interface {
 	DeadLettered(sub *eventgrid.EventSubscription, reason string, n int)
 	// Dropped counts n events discarded, with the reason.
 	Dropped(sub *eventgrid.EventSubscription, reason string, n int)
+	// Rejected counts n deliveries to queue subscriptions refused at
+	// publish because the broker or a subscription was full.
+	Rejected(n int)
 }
 
 // NopMetrics measures nothing.
@@ -100,6 +103,9 @@ func (NopMetrics) DeadLettered(*eventgrid.EventSubscription, string, int) {}
 
 // Dropped implements Metrics.
 func (NopMetrics) Dropped(*eventgrid.EventSubscription, string, int) {}
+
+// Rejected implements Metrics.
+func (NopMetrics) Rejected(int) {}
 
 // Options configure a Store. Zero values take the defaults.
 type Options struct {

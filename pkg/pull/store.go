@@ -143,8 +143,9 @@ type Options struct {
 }
 
 // Store keeps the queue subscriptions' events. It implements
-// eventgrid.SubscriptionObserver for queue subscriptions. It is safe for
-// concurrent use.
+// eventgrid.SubscriptionObserver, eventgrid.SubscriptionGuard and
+// eventgrid.EventHolder for queue subscriptions. It is safe for concurrent
+// use.
 //
 // Lock order: Store.mu, then a queue's mu; the dead-letterer, the budgets'
 // release and the metrics are called with no queue lock held, except the
@@ -200,7 +201,8 @@ func (s *Store) scale(d time.Duration) time.Duration {
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: a queue
 // subscription gets its queue, or updates it; a subscription that stops
-// being a queue subscription loses its queue and the events in it.
+// being a queue subscription loses its queue, which CheckSubscriptionPut
+// allows only when it is empty.
 func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	s.mu.Lock()
 	q := s.queues[sub.UID]
@@ -229,6 +231,26 @@ func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	q.mu.Lock()
 	q.sub = sub
 	q.mu.Unlock()
+}
+
+// CheckSubscriptionPut implements eventgrid.SubscriptionGuard: a queue
+// subscription that holds events cannot become a push subscription, which
+// would drop them.
+func (s *Store) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription) error {
+	if !old.IsQueue() || sub.IsQueue() {
+		return nil
+	}
+	if n := s.HeldEvents(old); n > 0 {
+		return eventgrid.Errorf(eventgrid.EEventsHeld, "Event subscription %q of topic %q holds %d events (available, locked or delayed); changing its deliveryMode from Queue to Push would drop them. Receive and settle them first, or delete the subscription to drop them.", old.Name, old.Topic, n)
+	}
+	return nil
+}
+
+// HeldEvents implements eventgrid.EventHolder: the events of sub's queue,
+// available, locked or delayed.
+func (s *Store) HeldEvents(sub *eventgrid.EventSubscription) int {
+	c, _ := s.Counts(sub)
+	return c.Available + c.Locked + c.Delayed
 }
 
 // SubscriptionDeleted implements eventgrid.SubscriptionObserver. The

@@ -1,7 +1,15 @@
 package api_test
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +19,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
@@ -139,3 +148,189 @@ func TestNamespaceActions_OtherMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestReceive_Answer: a receive answer carries each event whole, as
+// published, after its broker properties, with its length declared.
+func TestReceive_Answer(t *testing.T) {
+	qs := newQueueServer(t, pull.Options{})
+	body := []byte(`{"specversion":"1.0","id":"1","source":"s","type":"t","data":{"x":"` + strings.Repeat("y", 10000) + `"}}`)
+	qs.seed(t, 3, body)
+	r := qs.doVersion(t, http.MethodPost, "/topics/t/eventSubscriptions/q:receive?maxEvents=10", nsVersion, "", nil)
+	mustStatus(t, r, http.StatusOK)
+	if cl := r.Header.Get("Content-Length"); cl != strconv.Itoa(len(r.Body)) {
+		t.Errorf("Content-Length %q for a body of %d bytes", cl, len(r.Body))
+	}
+	var a struct {
+		Value []struct {
+			BrokerProperties struct {
+				LockToken     string
+				DeliveryCount int
+			}
+			Event json.RawMessage
+		}
+	}
+	brokertest.MustUnmarshal(t, r.Body, &a)
+	if len(a.Value) != 3 {
+		t.Fatalf("received %d events, want 3", len(a.Value))
+	}
+	for _, v := range a.Value {
+		if !bytes.Equal(v.Event, body) || v.BrokerProperties.DeliveryCount != 1 || len(v.BrokerProperties.LockToken) != 22 {
+			t.Fatalf("received %+v", v.BrokerProperties)
+		}
+	}
+}
+
+// TestReceive_WaitingLimit: beyond the limit of waiting receives a receive
+// that would wait gets 503 with Retry-After, naming the limit.
+func TestReceive_WaitingLimit(t *testing.T) {
+	qs := newQueueServer(t, pull.Options{MaxWaiting: 1})
+	done := make(chan response, 1)
+	go func() {
+		done <- qs.doVersion(t, http.MethodPost, "/topics/t/eventSubscriptions/q:receive?maxWaitTime=60", nsVersion, "", nil)
+	}()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if c, _ := qs.store.Counts(mustSub(t, qs)); c.Waiting != 1 {
+			return fmt.Errorf("%d receives waiting", c.Waiting)
+		}
+		return nil
+	})
+	r := qs.doVersion(t, http.MethodPost, "/topics/t/eventSubscriptions/q:receive?maxWaitTime=60", nsVersion, "", nil)
+	msg := mustError(t, r, http.StatusServiceUnavailable, eventgrid.EUnavailable)
+	if !strings.Contains(msg, "broker__maxWaitingReceives") || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("second waiting receive: %s, Retry-After %q", msg, r.Header.Get("Retry-After"))
+	}
+	qs.seed(t, 1, []byte(`{"id":"1"}`))
+	if r := <-done; r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"id":"1"`) {
+		t.Fatalf("the waiting receive: %d %s", r.Status, r.Body)
+	}
+}
+
+func mustSub(t *testing.T, qs *queueServer) *eventgrid.EventSubscription {
+	t.Helper()
+	sub, err := qs.Registry.Subscription(t.Context(), "t", "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+// slowReceive sends a receive of up to 100 events on a raw connection and
+// never reads the answer; it returns the connection.
+func slowReceive(t *testing.T, base string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST /topics/t/eventSubscriptions/q:receive?api-version=%s&maxEvents=100 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", nsVersion)
+	return conn
+}
+
+// readCut reads what the server sent on conn and reports whether the
+// answer ended before the length it declared.
+func readCut(t *testing.T, conn net.Conn) (got, declared int, cut bool) {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufioReader(conn), nil)
+	if err != nil {
+		return 0, 0, true
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	return int(n), int(resp.ContentLength), err != nil && int(n) < int(resp.ContentLength)
+}
+
+// bigEvents queues 32 events of 1 MB, more than the kernel's socket
+// buffers take for a client that does not read.
+func (qs *queueServer) bigEvents(t *testing.T) {
+	t.Helper()
+	qs.seed(t, 32, []byte(`{"data":"`+strings.Repeat("x", 1<<20)+`"}`))
+}
+
+// waitLocked waits until the 32 events of bigEvents are locked.
+func waitLocked(t *testing.T, store *pull.Store, sub *eventgrid.EventSubscription) {
+	t.Helper()
+	brokertest.Eventually(t, 10*time.Second, func() error {
+		if c, _ := store.Counts(sub); c.Locked != 32 {
+			return fmt.Errorf("counts %+v; want the events locked", c)
+		}
+		return nil
+	})
+}
+
+// TestReceive_SlowReaderCut: a client that does not read its answer is cut
+// off when the events' locks expire, and the events are received again.
+func TestReceive_SlowReaderCut(t *testing.T) {
+	qs := newQueueServer(t, pull.Options{TimeScale: 0.02}) // 60 s locks last 1.2 s
+	qs.bigEvents(t)
+	conn := slowReceive(t, qs.URL)
+	sub := mustSub(t, qs)
+	waitLocked(t, qs.store, sub)
+	brokertest.Eventually(t, 10*time.Second, func() error {
+		if c, _ := qs.store.Counts(sub); c.Available != 32 {
+			return fmt.Errorf("counts %+v; want the events available again once their locks expired", c)
+		}
+		return nil
+	})
+	got, declared, cut := readCut(t, conn)
+	t.Logf("the slow client got %d of %d bytes", got, declared)
+	if !cut {
+		t.Fatalf("the slow client got %d of %d bytes; want the answer cut off", got, declared)
+	}
+	r := qs.doVersion(t, http.MethodPost, "/topics/t/eventSubscriptions/q:receive?maxEvents=1", nsVersion, "", nil)
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"deliveryCount":2`) {
+		t.Fatalf("receive after the cut: %d %.200s", r.Status, r.Body)
+	}
+}
+
+// TestClose_CutsSlowReceive: Close cuts a receive answer its client does
+// not read once the grace has passed, long before the events' locks
+// expire.
+func TestClose_CutsSlowReceive(t *testing.T) {
+	store := pull.New(pull.Options{}, zerolog.Nop()) // 60 s locks
+	t.Cleanup(store.Close)
+	opts := api.DefaultOptions()
+	opts.Queues = store
+	opts.ReceiveGrace = 100 * time.Millisecond
+	reg := queueRegistry(t, store)
+	srv := api.New(opts, reg, nil, zerolog.Nop())
+	addr, err := srv.Open("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := &queueServer{testServer: &testServer{URL: "http://" + addr.String(), Registry: reg, Client: &http.Client{}}, store: store}
+	qs.bigEvents(t)
+	conn := slowReceive(t, qs.URL)
+	waitLocked(t, store, mustSub(t, qs))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	took := time.Since(start)
+	t.Logf("Close returned after %v with a slow reader", took)
+	if took > 10*time.Second {
+		t.Fatalf("Close took %v with a 100 ms grace", took)
+	}
+	if _, _, cut := readCut(t, conn); !cut {
+		t.Fatal("the slow reader's answer was not cut")
+	}
+}
+
+// queueRegistry is a registry that tells store of its subscriptions, with
+// topic "t" and queue subscription "q".
+func queueRegistry(t *testing.T, store *pull.Store) *registry.Registry {
+	t.Helper()
+	reg := registry.New(registry.DefaultOptions(), store)
+	if _, _, err := reg.PutTopic(t.Context(), eventgrid.Topic{Name: "t", InputSchema: eventgrid.CloudEventSchemaV1_0}); err != nil {
+		t.Fatal(err)
+	}
+	q := eventgrid.QueueConfig{ReceiveLockSeconds: 60, MaxDeliveryCount: 10, EventTimeToLive: time.Hour}
+	if _, _, err := reg.PutSubscription(t.Context(), eventgrid.EventSubscription{Topic: "t", Name: "q", Queue: &q}); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReader(r) }

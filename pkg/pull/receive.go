@@ -23,7 +23,7 @@ func (q *queue) takeLocked(now time.Time, max int, out []Received, fx *effects) 
 		e.lockUntil = now.Add(lock)
 		q.tokens[e.token] = e
 		q.locks.add(e)
-		out = append(out, Received{LockToken: e.token, DeliveryCount: e.count, Body: e.body})
+		out = append(out, Received{LockToken: e.token, DeliveryCount: e.count, LockedUntil: e.lockUntil, Body: e.body})
 	}
 	return out
 }

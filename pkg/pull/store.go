@@ -348,7 +348,10 @@ func (s *Store) Stats() []SubscriptionCounts {
 type Received struct {
 	LockToken     string
 	DeliveryCount int
-	// Body is the CloudEvent; it must not be modified.
+	// LockedUntil is when the lock expires unless it is renewed.
+	LockedUntil time.Time
+	// Body is the CloudEvent, shared with the queue; it must not be
+	// modified.
 	Body []byte
 }
 

@@ -332,6 +332,7 @@ func apiOptions(cfg config.Config) api.Options {
 		ReadHeaderTimeout:    time.Duration(cfg.ReadHeaderTimeoutSeconds) * time.Second,
 		MaxHeaderBytes:       cfg.MaxHeaderBytes,
 		RetryAfter:           min(max(cfg.BackoffIntervals[0], time.Second), time.Minute),
+		ReceiveGrace:         receiveGrace(cfg),
 	}
 }
 

@@ -138,3 +138,13 @@ func TestPull_QueueFullCounted(t *testing.T) {
 		t.Fatalf("eventgrid_publish_rejected_total = %v; want 1", v)
 	}
 }
+
+// TestConfig_QueueTimeScaleBounded: a queue time scale above 1, which
+// would push events' times to live past what a duration holds and drop
+// every event on arrival, stops the start with an error naming the key.
+func TestConfig_QueueTimeScaleBounded(t *testing.T) {
+	code, out := runToExit(t, merge(devEnv(), "broker__queueTimeScale", "1e6"))
+	if code == 0 || !strings.Contains(out, "broker__queueTimeScale") || !strings.Contains(out, "up to 1") {
+		t.Errorf("start with broker__queueTimeScale 1e6: exit %d\n%s", code, out)
+	}
+}

@@ -361,8 +361,7 @@ func (p *Prometheus) sub(sub *eventgrid.EventSubscription) *subSeries {
 	return s
 }
 
-// pushSub returns the push delivery series of a subscription, or nil if
-// there are none to keep (see sub), as for a queue subscription.
+// pushSub is sub's push delivery series; nil for a queue subscription.
 func (p *Prometheus) pushSub(sub *eventgrid.EventSubscription) *subSeries {
 	if s := p.sub(sub); s != nil && !s.queue {
 		return s

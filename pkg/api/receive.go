@@ -65,10 +65,10 @@ func (s *Server) receive(c echo.Context) error {
 // connection's buffers, however large its events, and the bodies stay
 // counted in the queue budget while they are locked.
 func writeReceived(w *echo.Response, got []pull.Received) error {
-	const open, close = `{"value":[`, `]}`
+	const opening, closing = `{"value":[`, `]}`
 	heads := make([]byte, 0, len(got)*96)
 	ends := make([]int, len(got))
-	size := len(open) + len(close)
+	size := len(opening) + len(closing)
 	for i, r := range got {
 		if i > 0 {
 			heads = append(heads, ',')
@@ -85,7 +85,7 @@ func writeReceived(w *echo.Response, got []pull.Received) error {
 	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	w.Header().Set(echo.HeaderContentLength, strconv.Itoa(size))
 	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write([]byte(open)); err != nil {
+	if _, err := w.Write([]byte(opening)); err != nil {
 		return err
 	}
 	start := 0
@@ -101,7 +101,7 @@ func writeReceived(w *echo.Response, got []pull.Received) error {
 		}
 		start = ends[i]
 	}
-	_, err := w.Write([]byte(close))
+	_, err := w.Write([]byte(closing))
 	return err
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"time"
+
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -18,6 +21,7 @@ func newQueues(cfg config.Config, engine *delivery.Engine, dl delivery.DeadLette
 	o := pull.Options{
 		MaxEventsPerSubscription: cfg.MaxQueuedEventsPerSubscription,
 		MaxBytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
+		MaxWaiting:               cfg.MaxWaitingReceives,
 		Global:                   brokerBudget{engine},
 		TimeScale:                float64(cfg.QueueTimeScale),
 		Transform:                convertSchema,
@@ -36,6 +40,16 @@ func newQueues(cfg config.Config, engine *delivery.Engine, dl delivery.DeadLette
 		m.Collect(s.Stats)
 	}
 	return s, m
+}
+
+// receiveGrace is how long receive answers being written get to finish at
+// the stop: a short grace, never more than broker__stopTimeoutInSeconds.
+func receiveGrace(cfg config.Config) time.Duration {
+	stop := time.Duration(cfg.StopTimeoutSeconds) * time.Second
+	if stop <= 0 {
+		return -1 // cut at once
+	}
+	return min(api.DefaultReceiveGrace, stop)
 }
 
 // brokerBudget charges queued pull events against the broker-wide limits

@@ -169,7 +169,9 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
 	var pullMetrics *metrics.Pull
 	b.pulled, pullMetrics = newQueues(cfg, b.engine, b.deadLetters, prom, log)
-	obs := observers{&pull.PushObserver{Next: b.engine}, b.pulled, out.hooks, out.queues}
+	// The dead-letter writer is told too: a deleted subscription's letters
+	// waiting for storage leave the budget at once.
+	obs := observers{&pull.PushObserver{Next: b.engine}, b.pulled, out.hooks, out.queues, b.deadLetters}
 	if pullMetrics != nil {
 		obs = append(obs, pullMetrics)
 	}
@@ -332,6 +334,7 @@ func apiOptions(cfg config.Config) api.Options {
 		ReadHeaderTimeout:    time.Duration(cfg.ReadHeaderTimeoutSeconds) * time.Second,
 		MaxHeaderBytes:       cfg.MaxHeaderBytes,
 		RetryAfter:           min(max(cfg.BackoffIntervals[0], time.Second), time.Minute),
+		ReceiveGrace:         receiveGrace(cfg),
 	}
 }
 

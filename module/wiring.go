@@ -30,6 +30,19 @@ func (o observers) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 	}
 }
 
+// CheckSubscriptionPut implements eventgrid.SubscriptionGuard: the change
+// is refused when any of the observers refuses it.
+func (o observers) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription) error {
+	for _, x := range o {
+		if g, ok := x.(eventgrid.SubscriptionGuard); ok {
+			if err := g.CheckSubscriptionPut(old, sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // reporter is what metrics__reporterType selects: Prometheus (served at
 // /metrics) or Console (logged periodically); both measure the same things.
 type reporter interface {

@@ -35,8 +35,8 @@ func TestPull_MaxDeliveryCount(t *testing.T) {
 	if len(first) != 1 || len(second) != 1 || *second[0].BrokerProperties.DeliveryCount != 2 {
 		t.Fatalf("received %v then %v; want the event twice", ids(first), ids(second))
 	}
-	if _, err := r.AcknowledgeEvents(t.Context(), lockTokens(first), nil); statusCode(err) != http.StatusBadRequest {
-		t.Fatalf("acknowledging an expired lock: %v; want 400 TokenLost", err)
+	if res, err := r.AcknowledgeEvents(t.Context(), lockTokens(first), nil); err != nil || len(res.FailedLockTokens) != 1 || *res.FailedLockTokens[0].Error.Code != "TokenLost" {
+		t.Fatalf("acknowledging an expired lock: %+v, %v; want TokenLost and no error", res.AcknowledgeEventsResult, err)
 	}
 	eventually(t, 20*time.Second, func() error {
 		if n := p.metric(t, `eventgrid_queue_dropped_total{reason="MaxDeliveryCountExceeded",subscription="q",topic="t"}`); n != 1 {
@@ -73,8 +73,8 @@ func TestPull_LockExpiryRealTime(t *testing.T) {
 	if len(second) != 1 || *second[0].BrokerProperties.DeliveryCount != 2 || waited < 59*time.Second {
 		t.Fatalf("received %v after %v; want the event again once its 60 s lock expired", ids(second), waited)
 	}
-	if _, err := r.ReleaseEvents(t.Context(), lockTokens(first), nil); statusCode(err) != http.StatusBadRequest {
-		t.Fatalf("releasing the expired lock: %v; want 400 TokenLost", err)
+	if res, err := r.ReleaseEvents(t.Context(), lockTokens(first), nil); err != nil || len(res.FailedLockTokens) != 1 || *res.FailedLockTokens[0].Error.Code != "TokenLost" {
+		t.Fatalf("releasing the expired lock: %+v, %v; want TokenLost and no error", res.ReleaseEventsResult, err)
 	}
 	if res, err := r.AcknowledgeEvents(t.Context(), lockTokens(second), nil); err != nil || len(res.SucceededLockTokens) != 1 {
 		t.Fatalf("acknowledge: %+v %v", res, err)

@@ -35,6 +35,7 @@ var statusByCode = map[string]int{
 	eventgrid.EMethodNotAllowed:    http.StatusMethodNotAllowed,
 	eventgrid.EUnauthorized:        http.StatusUnauthorized,
 	eventgrid.EQueueFull:           http.StatusServiceUnavailable,
+	eventgrid.EEventsHeld:          http.StatusConflict,
 	eventgrid.EUnavailable:         http.StatusServiceUnavailable,
 	eventgrid.EInternal:            http.StatusInternalServerError,
 }
@@ -46,6 +47,7 @@ var statusNames = map[int]string{
 	http.StatusUnauthorized:          "Unauthorized",
 	http.StatusNotFound:              "NotFound",
 	http.StatusMethodNotAllowed:      "MethodNotAllowed",
+	http.StatusConflict:              "Conflict",
 	http.StatusRequestEntityTooLarge: "RequestEntityTooLarge",
 	http.StatusUnsupportedMediaType:  "UnsupportedMediaType",
 	http.StatusInternalServerError:   "InternalServerError",

@@ -78,6 +78,11 @@ type Options struct {
 	// Queues, if not nil, serves receive and the settlements of queue
 	// subscriptions.
 	Queues *pull.Store
+	// ReceiveGrace is how long Close lets receive answers being written
+	// finish before it cuts them, so that a client reading slowly never
+	// holds the stop; zero means DefaultReceiveGrace, negative cuts them
+	// at once.
+	ReceiveGrace time.Duration
 }
 
 // DefaultPublicHost is the module name Microsoft's documentation addresses
@@ -110,7 +115,8 @@ type Server struct {
 	log       zerolog.Logger
 	echo      *echo.Echo
 	authLog   logLimiter
-	bodies    budget // bytes of request bodies being read
+	bodies    budget    // bytes of request bodies being read
+	answers   answerSet // receive answers being written
 
 	mu      sync.Mutex
 	servers []*http.Server
@@ -129,6 +135,9 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	}
 	if opts.AuthFailureLogInterval <= 0 {
 		opts.AuthFailureLogInterval = DefaultAuthFailureLogInterval
+	}
+	if opts.ReceiveGrace == 0 {
+		opts.ReceiveGrace = DefaultReceiveGrace
 	}
 	s := &Server{
 		authLog:   logLimiter{interval: opts.AuthFailureLogInterval},
@@ -227,8 +236,11 @@ func serverHeaderBytes(limit int) int {
 }
 
 // Close stops accepting connections and waits for in-flight requests until
-// ctx is done, then closes what remains.
+// ctx is done, then closes what remains. Receive answers still being
+// written after Options.ReceiveGrace are cut.
 func (s *Server) Close(ctx context.Context) error {
+	cut := time.AfterFunc(max(s.opts.ReceiveGrace, 0), s.answers.cutAll)
+	defer cut.Stop()
 	s.mu.Lock()
 	servers := s.servers
 	s.servers = nil

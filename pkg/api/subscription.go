@@ -34,7 +34,7 @@ func (s *Server) putSubscription(c echo.Context) error {
 		return err
 	}
 	s.log.Info().Str("topic", stored.Topic).Str("subscription", stored.Name).
-		Str("endpointType", string(stored.Destination.EndpointType)).Bool("created", created).Msg("event subscription saved")
+		Str("endpointType", stored.EndpointTypeName()).Bool("created", created).Msg("event subscription saved")
 	return c.JSON(http.StatusOK, s.subscription(stored))
 }
 

@@ -204,8 +204,12 @@ type Config struct {
 	ExponentialScale Factor `envconfig:"BROKER__EXPONENTIALSCALE" default:"1"`
 	// QueueTimeScale is broker__queueTimeScale (edgegrid extension, for
 	// tests): a factor on queue subscriptions' lock durations, release
-	// delays, the renew limit and the events' time to live.
+	// delays, the renew limit and the events' time to live; at most 1.
 	QueueTimeScale Factor `envconfig:"BROKER__QUEUETIMESCALE" default:"1"`
+	// MaxWaitingReceives is broker__maxWaitingReceives (edgegrid
+	// extension): the receives of queue subscriptions that may wait for
+	// events at once (long polls), across the broker.
+	MaxWaitingReceives int `envconfig:"BROKER__MAXWAITINGRECEIVES" default:"1000"`
 	// DeadLetterFlushIntervalSeconds is
 	// broker__deadLetterFlushIntervalInSeconds (edgegrid extension): the
 	// longest a subscription's dead letters wait for a blob that is not

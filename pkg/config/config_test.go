@@ -102,6 +102,7 @@ var specDefaults = config.Config{
 	DefaultRetrySchedule:                 "EdgeQueues",
 	ExponentialScale:                     1,
 	QueueTimeScale:                       1,
+	MaxWaitingReceives:                   1000,
 	ProbationAfterFailures:               10,
 	DeadLetterFlushIntervalSeconds:       60,
 	DeadLetterMaxWaitSeconds:             14400,

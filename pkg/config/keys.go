@@ -118,6 +118,7 @@ var keyTable = []key{
 	{name: "broker__defaultRetrySchedule"},
 	{name: "broker__exponentialScale"},
 	{name: "broker__queueTimeScale"},
+	{name: "broker__maxWaitingReceives"},
 	{name: "broker__probationAfterFailures"},
 	{name: "broker__deadLetterFlushIntervalInSeconds"},
 	{name: "broker__deadLetterMaxWaitInSeconds"},

@@ -8,6 +8,9 @@
 // creates the container when it is missing, and while storage is away keeps
 // the letters (inside their subscription's share of the queue budget) and
 // retries, for four hours by default; then it drops them with a log line
-// and a counter. Connection strings are secrets: storage errors are reduced
-// to their status and code before they are logged.
+// and a counter. When their subscription is deleted, its letters leave the
+// budget at once and are written as storage takes them, or dropped (logged
+// and counted) at the first failure. Connection strings are secrets:
+// storage errors are reduced to their status and code before they are
+// logged.
 package deadletter

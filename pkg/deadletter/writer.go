@@ -110,6 +110,10 @@ type pending struct {
 	backoff   time.Duration
 	lastLog   time.Time // of the last failure line
 	failures  int       // failed writes since the last logged line
+	// deleted: the subscription was deleted. Its letters no longer count
+	// against the budget; they are written at once, as storage takes
+	// them, and dropped at the first failure.
+	deleted bool
 }
 
 type letter struct {
@@ -139,6 +143,7 @@ func New(o Options, logger zerolog.Logger) *Writer {
 
 // DeadLetter implements delivery.DeadLetterer. It only queues the letter.
 func (w *Writer) DeadLetter(l delivery.DeadLetter) {
+	l.Done = once(l.Done)
 	w.mu.Lock()
 	if w.stopped {
 		w.mu.Unlock()
@@ -157,6 +162,9 @@ func (w *Writer) DeadLetter(l delivery.DeadLetter) {
 		p.next = maxTime(now, p.lastWrite.Add(w.opts.FlushInterval), p.next)
 	}
 	p.sub = l.Subscription
+	if p.deleted {
+		l.Done() // its subscription is gone: it no longer counts
+	}
 	p.letters = append(p.letters, letter{DeadLetter: l, queued: now})
 	p.bytes += len(l.Body)
 	if w.fullLocked(p) && p.backoff == 0 {
@@ -259,6 +267,14 @@ func (w *Writer) flush(p *pending, now time.Time) time.Time {
 	}
 	err := w.write(sub, batch, now)
 	w.mu.Lock()
+	if err != nil && p.deleted {
+		rest := p.letters
+		p.letters, p.bytes = nil, 0
+		delete(w.pending, sub.UID)
+		w.mu.Unlock()
+		w.drop(rest, "their subscription was deleted and storage did not take them: "+err.Error())
+		return now.Add(time.Hour)
+	}
 	defer w.mu.Unlock()
 	if err != nil {
 		w.opts.Metrics.DeadLetterWriteFailed(sub)
@@ -280,8 +296,9 @@ func (w *Writer) flush(p *pending, now time.Time) time.Time {
 	p.bytes -= size
 	p.backoff, p.lastWrite = 0, now
 	p.next = now.Add(w.opts.FlushInterval)
-	if w.fullLocked(p) {
-		// A backlog of full blobs goes as fast as storage takes it.
+	if w.fullLocked(p) || p.deleted {
+		// A backlog of full blobs goes as fast as storage takes it, and
+		// so do the letters of a deleted subscription.
 		p.next = now
 	}
 	w.opts.Metrics.DeadLetterWritten(sub, n)
@@ -290,7 +307,7 @@ func (w *Writer) flush(p *pending, now time.Time) time.Time {
 	}
 	if len(p.letters) == 0 {
 		delete(w.pending, sub.UID)
-		if p.lastWrite.Add(w.opts.FlushInterval).After(now) {
+		if !p.deleted && p.lastWrite.Add(w.opts.FlushInterval).After(now) {
 			// Keep the spacing for the next letters.
 			w.pending[sub.UID] = &pending{lastWrite: p.lastWrite, sub: sub}
 		}

@@ -116,3 +116,15 @@ func (e *Engine) QueueStats(sub *eventgrid.EventSubscription) (QueueStats, bool)
 	}
 	return q.stats(), true
 }
+
+// HeldEvents implements eventgrid.EventHolder: the events of sub the engine
+// holds, queued, waiting to be retried or in flight.
+func (e *Engine) HeldEvents(sub *eventgrid.EventSubscription) int {
+	e.mu.RLock()
+	q, ok := e.queues[sub.UID]
+	e.mu.RUnlock()
+	if !ok {
+		return 0
+	}
+	return int(q.events.Load())
+}

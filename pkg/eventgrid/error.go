@@ -29,8 +29,11 @@ const (
 	EMethodNotAllowed    = "MethodNotAllowed"
 	EUnauthorized        = "Unauthorized"
 	EQueueFull           = "QueueFull"
-	EUnavailable         = "ServiceUnavailable"
-	EInternal            = "InternalServerError"
+	// EEventsHeld refuses a change that would discard the events a
+	// subscription holds, such as switching it between push and queue.
+	EEventsHeld  = "SubscriptionHoldsEvents"
+	EUnavailable = "ServiceUnavailable"
+	EInternal    = "InternalServerError"
 )
 
 // Error is an error a client can act on. Code is one of the E* constants;

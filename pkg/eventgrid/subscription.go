@@ -245,3 +245,20 @@ type SubscriptionObserver interface {
 	// or with its topic.
 	SubscriptionDeleted(sub *EventSubscription)
 }
+
+// SubscriptionGuard is implemented by a SubscriptionObserver that can
+// refuse a change of a subscription before it is made: the registry asks it
+// before it replaces old with sub (same UID), with its lock held, and
+// answers the error instead of making the change. It must not block and
+// must not call back into the SubscriptionService. A change refused
+// because it would discard events gets EEventsHeld, saying how many.
+type SubscriptionGuard interface {
+	CheckSubscriptionPut(old, sub *EventSubscription) error
+}
+
+// EventHolder is implemented by what holds subscriptions' events: HeldEvents
+// is how many of sub's events it holds, all of which SubscriptionDeleted
+// would discard.
+type EventHolder interface {
+	HeldEvents(sub *EventSubscription) int
+}

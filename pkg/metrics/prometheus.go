@@ -84,9 +84,11 @@ type topicSeries struct {
 	latency                                                prometheus.Observer
 }
 
-// subSeries are the series of one subscription.
+// subSeries are the series of one subscription; a queue subscription's
+// have no push delivery series.
 type subSeries struct {
 	topic, name                                  string
+	queue                                        bool
 	delivered, failed, attempts, expired         prometheus.Counter
 	successLatency, failureLatency, firstAttempt prometheus.Observer
 	dropped                                      [len(dropReasons)]prometheus.Counter
@@ -182,7 +184,7 @@ func (p *Prometheus) Published(topic string, status int, latency time.Duration, 
 
 // Attempt implements delivery.Metrics.
 func (p *Prometheus) Attempt(sub *eventgrid.EventSubscription, n int, latency time.Duration, err error) {
-	s := p.sub(sub)
+	s := p.pushSub(sub)
 	if s == nil {
 		return
 	}
@@ -198,7 +200,7 @@ func (p *Prometheus) Attempt(sub *eventgrid.EventSubscription, n int, latency ti
 
 // FirstAttempt implements delivery.Metrics.
 func (p *Prometheus) FirstAttempt(sub *eventgrid.EventSubscription, delay time.Duration) {
-	if s := p.sub(sub); s != nil {
+	if s := p.pushSub(sub); s != nil {
 		s.firstAttempt.Observe(ms(delay))
 	}
 }
@@ -206,7 +208,7 @@ func (p *Prometheus) FirstAttempt(sub *eventgrid.EventSubscription, delay time.D
 // Dropped implements delivery.Metrics. Events dropped because they expired
 // or ran out of attempts also count in ExpiredCounts.
 func (p *Prometheus) Dropped(sub *eventgrid.EventSubscription, reason delivery.DropReason, n int) {
-	s := p.sub(sub)
+	s := p.pushSub(sub)
 	if s == nil {
 		return
 	}
@@ -230,16 +232,22 @@ func (p *Prometheus) Rejected(n int) { p.rejected.Add(float64(n)) }
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: the
 // subscription's series appear at zero. From the first call on, Prometheus
-// keeps series only for the subscriptions it was told about.
+// keeps series only for the subscriptions it was told about. A queue
+// subscription has no push delivery series (its own are Pull's); it keeps
+// its dead-letter series.
 func (p *Prometheus) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.observed = true
 	if s, ok := p.subs[sub.UID]; ok {
-		if s.topic == sub.Topic && s.name == sub.Name {
+		if s.topic == sub.Topic && s.name == sub.Name && s.queue == sub.IsQueue() {
 			return
 		}
 		p.deleteSubSeriesLocked(s.topic, s.name)
+	}
+	if sub.IsQueue() {
+		p.subs[sub.UID] = &subSeries{topic: sub.Topic, name: sub.Name, queue: true}
+		return
 	}
 	p.subs[sub.UID] = p.newSubSeriesLocked(sub.Topic, sub.Name)
 }
@@ -351,6 +359,14 @@ func (p *Prometheus) sub(sub *eventgrid.EventSubscription) *subSeries {
 	s = p.newSubSeriesLocked(sub.Topic, sub.Name)
 	p.subs[sub.UID] = s
 	return s
+}
+
+// pushSub is sub's push delivery series; nil for a queue subscription.
+func (p *Prometheus) pushSub(sub *eventgrid.EventSubscription) *subSeries {
+	if s := p.sub(sub); s != nil && !s.queue {
+		return s
+	}
+	return nil
 }
 
 func (p *Prometheus) newSubSeriesLocked(topic, name string) *subSeries {

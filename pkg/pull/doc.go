@@ -10,7 +10,9 @@
 // acknowledged, rejected, dead-lettered or counted as dropped.
 //
 // Each subscription's queue has one timer, armed for its earliest lock
-// expiry, delayed release or time to live, and long-polling receives wait on
-// a channel: nothing runs per event, and a waiting receive costs nothing.
-// See docs/pull-delivery.md.
+// expiry, delayed release or time to live, and long-polling receives wait in
+// a list, oldest first: whatever makes events available (a publish, a
+// release, an expired lock or delay, a receive that noticed one) wakes one
+// waiting receive per event, so nothing runs per waiting receive. A cap
+// bounds the receives waiting at once. See docs/pull-delivery.md.
 package pull

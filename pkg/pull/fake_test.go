@@ -54,6 +54,14 @@ func (t *fakeTimer) Stop() bool {
 	return was
 }
 
+// Skip moves the clock by d without firing the timers due on the way, as
+// when a timer's goroutine runs late; the next Advance fires them.
+func (c *fakeClock) Skip(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
 // Advance moves the clock by d, firing every timer due on the way.
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
@@ -91,6 +99,7 @@ type recorder struct {
 	dead     map[string]int
 	dropped  map[string]int
 	letters  []pull.DeadLetter
+	rejected int
 }
 
 func newRecorder() *recorder {
@@ -124,6 +133,12 @@ func (r *recorder) DeadLettered(_ *eventgrid.EventSubscription, reason string, n
 func (r *recorder) Dropped(_ *eventgrid.EventSubscription, reason string, n int) {
 	r.mu.Lock()
 	r.dropped[reason] += n
+	r.mu.Unlock()
+}
+
+func (r *recorder) Rejected(n int) {
+	r.mu.Lock()
+	r.rejected += n
 	r.mu.Unlock()
 }
 

@@ -57,6 +57,10 @@ func (s *Store) Prepare(topic eventgrid.Topic, deliveries []eventgrid.Delivery) 
 	}
 	for i := range b.parts {
 		p := &b.parts[i]
+		if m := s.opts.MaxBytesPerSubscription; m > 0 && p.bytes > m {
+			b.undo(i)
+			return nil, eventgrid.Errorf(eventgrid.EPayloadTooLarge, "The request queues %d bytes for event subscription %q, more than one subscription ever holds (broker__maxQueuedBytesPerSubscription %d); send fewer events per request.", p.bytes, p.name, m)
+		}
 		if !p.q.share.Reserve(len(p.entries), p.bytes) {
 			b.undo(i)
 			return nil, shareFull(p.name)
@@ -71,7 +75,8 @@ func (s *Store) Prepare(topic eventgrid.Topic, deliveries []eventgrid.Delivery) 
 }
 
 // precheck refuses a publication that would not fit the event count of a
-// subscription's share, without reserving anything.
+// subscription's share, without reserving anything: with EPayloadTooLarge
+// when it never could, and EQueueFull when it cannot now.
 func (s *Store) precheck(deliveries []eventgrid.Delivery) error {
 	if s.opts.MaxEventsPerSubscription <= 0 {
 		return nil
@@ -93,6 +98,9 @@ func (s *Store) precheck(deliveries []eventgrid.Delivery) error {
 		s.mu.RUnlock()
 		if q == nil {
 			continue
+		}
+		if n > s.opts.MaxEventsPerSubscription {
+			return eventgrid.Errorf(eventgrid.EPayloadTooLarge, "The request makes %d deliveries to event subscription %q, more than one subscription ever holds (broker__maxQueuedEventsPerSubscription %d); send fewer events per request.", n, sub.Name, s.opts.MaxEventsPerSubscription)
 		}
 		if used, _ := q.share.Used(); used+n > s.opts.MaxEventsPerSubscription {
 			return shareFull(sub.Name)

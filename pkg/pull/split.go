@@ -35,6 +35,7 @@ func (p Publisher) Publish(ctx context.Context, pub eventgrid.Publication) error
 	}
 	b, err := p.Store.Prepare(pub.Topic, pub.Deliveries)
 	if err != nil {
+		p.rejected(queued, err)
 		return err
 	}
 	if pushed > 0 {
@@ -42,11 +43,21 @@ func (p Publisher) Publish(ctx context.Context, pub eventgrid.Publication) error
 		push.Deliveries = pushOnly(pub.Deliveries)
 		if err := p.Push.Publish(ctx, push); err != nil {
 			b.Abort()
+			p.rejected(queued, err) // Push counted its own deliveries
 			return err
 		}
 	}
 	b.Commit()
 	return nil
+}
+
+// rejected counts the n queue deliveries of a publication refused because
+// the broker or a subscription was full, or could never hold it.
+func (p Publisher) rejected(n int, err error) {
+	switch eventgrid.ErrorCode(err) {
+	case eventgrid.EQueueFull, eventgrid.EPayloadTooLarge:
+		p.Store.opts.Metrics.Rejected(n)
+	}
 }
 
 // pushOnly returns deliveries without their queue subscriptions, leaving
@@ -70,7 +81,9 @@ func pushOnly(ds []eventgrid.Delivery) []eventgrid.Delivery {
 // PushObserver passes on to Next the changes of push subscriptions only, so
 // that a push delivery engine never sees a queue subscription. A push
 // subscription that becomes a queue subscription is reported deleted, and
-// one that becomes a push subscription again is reported put.
+// one that becomes a push subscription again is reported put. As a
+// eventgrid.SubscriptionGuard it refuses to make a push subscription that
+// Next holds events of (an eventgrid.EventHolder) a queue subscription.
 type PushObserver struct {
 	Next eventgrid.SubscriptionObserver
 
@@ -78,7 +91,25 @@ type PushObserver struct {
 	queues map[uint64]bool // UIDs of the queue subscriptions
 }
 
-var _ eventgrid.SubscriptionObserver = (*PushObserver)(nil)
+var (
+	_ eventgrid.SubscriptionObserver = (*PushObserver)(nil)
+	_ eventgrid.SubscriptionGuard    = (*PushObserver)(nil)
+)
+
+// CheckSubscriptionPut implements eventgrid.SubscriptionGuard.
+func (o *PushObserver) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription) error {
+	if old.IsQueue() || !sub.IsQueue() {
+		return nil
+	}
+	h, ok := o.Next.(eventgrid.EventHolder)
+	if !ok {
+		return nil
+	}
+	if n := h.HeldEvents(old); n > 0 {
+		return eventgrid.Errorf(eventgrid.EEventsHeld, "Event subscription %q of topic %q holds %d events for delivery to its destination (queued, waiting to be retried or in flight); changing its deliveryMode from Push to Queue would drop them. Wait until its deliveryStatus shows none, or delete the subscription to drop them.", old.Name, old.Topic, n)
+	}
+	return nil
+}
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver.
 func (o *PushObserver) SubscriptionPut(sub *eventgrid.EventSubscription) {

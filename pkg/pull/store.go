@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -80,6 +81,9 @@ type Metrics interface {
 	DeadLettered(sub *eventgrid.EventSubscription, reason string, n int)
 	// Dropped counts n events discarded, with the reason.
 	Dropped(sub *eventgrid.EventSubscription, reason string, n int)
+	// Rejected counts n deliveries to queue subscriptions refused at
+	// publish because the broker or a subscription was full.
+	Rejected(n int)
 }
 
 // NopMetrics measures nothing.
@@ -100,6 +104,9 @@ func (NopMetrics) DeadLettered(*eventgrid.EventSubscription, string, int) {}
 // Dropped implements Metrics.
 func (NopMetrics) Dropped(*eventgrid.EventSubscription, string, int) {}
 
+// Rejected implements Metrics.
+func (NopMetrics) Rejected(int) {}
+
 // Options configure a Store. Zero values take the defaults.
 type Options struct {
 	// MaxEventsPerSubscription and MaxBytesPerSubscription are each queue
@@ -108,6 +115,10 @@ type Options struct {
 	// zero is no bound.
 	MaxEventsPerSubscription int
 	MaxBytesPerSubscription  int64
+	// MaxWaiting bounds the receives waiting for events at once, across
+	// all queue subscriptions (broker__maxWaitingReceives); a receive that
+	// would wait beyond it gets EUnavailable. Zero is no bound.
+	MaxWaiting int
 	// Global, if not nil, is charged for every queued event as well: the
 	// broker-wide budget.
 	Global Budget
@@ -132,8 +143,9 @@ type Options struct {
 }
 
 // Store keeps the queue subscriptions' events. It implements
-// eventgrid.SubscriptionObserver for queue subscriptions. It is safe for
-// concurrent use.
+// eventgrid.SubscriptionObserver, eventgrid.SubscriptionGuard and
+// eventgrid.EventHolder for queue subscriptions. It is safe for concurrent
+// use.
 //
 // Lock order: Store.mu, then a queue's mu; the dead-letterer, the budgets'
 // release and the metrics are called with no queue lock held, except the
@@ -145,6 +157,8 @@ type Store struct {
 	mu     sync.RWMutex
 	queues map[uint64]*queue // by subscription UID
 	closed bool
+
+	waiting atomic.Int64 // receives waiting, across the queues
 }
 
 // New returns an empty Store.
@@ -164,6 +178,20 @@ func New(o Options, log zerolog.Logger) *Store {
 	return &Store{opts: o, log: log.With().Str("component", "pull").Logger(), queues: map[uint64]*queue{}}
 }
 
+// enterWait counts one more waiting receive, unless the broker holds
+// Options.MaxWaiting already; the receive leaves with waiting.Add(-1).
+func (s *Store) enterWait() bool {
+	if n := s.waiting.Add(1); s.opts.MaxWaiting > 0 && n > int64(s.opts.MaxWaiting) {
+		s.waiting.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (s *Store) tooManyWaiting() error {
+	return eventgrid.Errorf(eventgrid.EUnavailable, "The broker holds its limit of %d receives waiting for events (broker__maxWaitingReceives); retry later, or receive with a shorter maxWaitTime.", s.opts.MaxWaiting)
+}
+
 func (s *Store) scale(d time.Duration) time.Duration {
 	if s.opts.TimeScale == 1 {
 		return d
@@ -173,7 +201,8 @@ func (s *Store) scale(d time.Duration) time.Duration {
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: a queue
 // subscription gets its queue, or updates it; a subscription that stops
-// being a queue subscription loses its queue and the events in it.
+// being a queue subscription loses its queue, which CheckSubscriptionPut
+// allows only when it is empty.
 func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	s.mu.Lock()
 	q := s.queues[sub.UID]
@@ -183,6 +212,10 @@ func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 		}
 		s.mu.Unlock()
 		if q != nil {
+			// Its receives learn that it delivers by push now.
+			q.mu.Lock()
+			q.sub = sub
+			q.mu.Unlock()
 			q.close(ReasonSubscriptionDeleted)
 		}
 		return
@@ -198,6 +231,26 @@ func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	q.mu.Lock()
 	q.sub = sub
 	q.mu.Unlock()
+}
+
+// CheckSubscriptionPut implements eventgrid.SubscriptionGuard: a queue
+// subscription that holds events cannot become a push subscription, which
+// would drop them.
+func (s *Store) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription) error {
+	if !old.IsQueue() || sub.IsQueue() {
+		return nil
+	}
+	if n := s.HeldEvents(old); n > 0 {
+		return eventgrid.Errorf(eventgrid.EEventsHeld, "Event subscription %q of topic %q holds %d events (available, locked or delayed); changing its deliveryMode from Queue to Push would drop them. Receive and settle them first, or delete the subscription to drop them.", old.Name, old.Topic, n)
+	}
+	return nil
+}
+
+// HeldEvents implements eventgrid.EventHolder: the events of sub's queue,
+// available, locked or delayed.
+func (s *Store) HeldEvents(sub *eventgrid.EventSubscription) int {
+	c, _ := s.Counts(sub)
+	return c.Available + c.Locked + c.Delayed
 }
 
 // SubscriptionDeleted implements eventgrid.SubscriptionObserver. The
@@ -227,7 +280,7 @@ func (s *Store) Close() {
 
 func (s *Store) queue(sub *eventgrid.EventSubscription) (*queue, error) {
 	if !sub.IsQueue() {
-		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "Event subscription %q of topic %q delivers by push; receive, acknowledge, release, reject and renewLock apply to subscriptions whose deliveryMode is Queue.", sub.Name, sub.Topic)
+		return nil, notQueue(sub)
 	}
 	s.mu.RLock()
 	q := s.queues[sub.UID]
@@ -236,6 +289,10 @@ func (s *Store) queue(sub *eventgrid.EventSubscription) (*queue, error) {
 		return nil, missing(sub)
 	}
 	return q, nil
+}
+
+func notQueue(sub *eventgrid.EventSubscription) error {
+	return eventgrid.Errorf(eventgrid.EBadRequest, "Event subscription %q of topic %q delivers by push; receive, acknowledge, release, reject and renewLock apply to subscriptions whose deliveryMode is Queue.", sub.Name, sub.Topic)
 }
 
 func missing(sub *eventgrid.EventSubscription) error {
@@ -291,14 +348,21 @@ func (s *Store) Stats() []SubscriptionCounts {
 type Received struct {
 	LockToken     string
 	DeliveryCount int
-	// Body is the CloudEvent; it must not be modified.
+	// LockedUntil is when the lock expires unless it is renewed.
+	LockedUntil time.Time
+	// Body is the CloudEvent, shared with the queue; it must not be
+	// modified.
 	Body []byte
 }
 
 // Receive hands out up to max available events of sub, oldest first, each
 // locked under a new token. When none is available it waits up to wait for
-// one to be published or released, and returns none if none came. It
-// returns ESubscriptionMissing if the subscription is deleted meanwhile.
+// one to become available (published, released, its lock expired or its
+// release delay passed), and returns none if none came. Waiting receives
+// are woken one per available event, oldest first. It returns
+// ESubscriptionMissing if the subscription is deleted meanwhile, and
+// EUnavailable, without waiting, when Options.MaxWaiting receives wait
+// already.
 func (s *Store) Receive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]Received, error) {
 	q, err := s.queue(sub)
 	if err != nil {

@@ -168,6 +168,11 @@ func (r *Registry) putSubscription(sub eventgrid.EventSubscription, expect *expe
 	if exists {
 		sub.Name = old.sub.Name
 		sub.UID = old.sub.UID
+		if g, ok := r.observer.(eventgrid.SubscriptionGuard); ok {
+			if err := g.CheckSubscriptionPut(old.sub, &sub); err != nil {
+				return nil, false, err
+			}
+		}
 	} else {
 		if len(e.subs) >= r.opts.MaxSubscriptionsPerTopic {
 			return nil, false, eventgrid.Errorf(eventgrid.ELimitExceeded, "Topic %q already has %d event subscriptions, its limit (broker__maxSubscriptionsPerTopic).", e.topic.Name, r.opts.MaxSubscriptionsPerTopic)

@@ -75,17 +75,17 @@ func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.D
 }
 
 // boundedInt reads an optional integer member into *v, which keeps its
-// default when the member is absent.
+// default when the member is absent. A number written as a string is
+// refused, as everywhere in the API.
 func boundedInt(o object, name string, lo, hi int, v *int) error {
 	raw, _, ok := o.get(name)
 	if !ok {
 		return nil
 	}
-	text := raw
-	if s, isStr := rawjson.Unquote(raw); isStr {
-		text = []byte(strings.TrimSpace(s))
+	if err := notString(eventgrid.EInvalidDelivery, o.field(name), raw); err != nil {
+		return err
 	}
-	n, ok := parseInt(text)
+	n, ok := parseInt(raw)
 	if !ok || n < lo || n > hi {
 		return eventgrid.Errorf(eventgrid.EInvalidDelivery, "%s must be an integer between %d and %d; got %s.", o.field(name), lo, hi, raw)
 	}

@@ -78,6 +78,10 @@ type Options struct {
 	// Queues, if not nil, serves receive and the settlements of queue
 	// subscriptions.
 	Queues *pull.Store
+	// Console, if not nil, serves the console page at /console/
+	// (docs/console.md), without authentication: its files hold no data,
+	// and the page's data calls are authenticated like any client's.
+	Console http.Handler
 }
 
 // DefaultPublicHost is the module name Microsoft's documentation addresses

@@ -35,14 +35,17 @@ function headers(extra) {
 }
 
 // ApiError is a failed call: the HTTP status and the envelope's
-// details.code and message. unavailable is true when this broker does not
-// serve the route at all (an older broker, or a route still to come).
+// details.code and message. unavailable is true when the broker does not
+// serve the route (an older broker): 404 or 405. The views read the topic
+// or subscription itself first, so a 404 below one that exists means the
+// route is missing (an older broker routes GET …/{s}/history as a
+// subscription named "{s}/history").
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message || ('HTTP ' + status));
     this.status = status;
     this.code = code || '';
-    this.unavailable = (status === 404 && (code === 'NotFound' || !code)) || status === 405;
+    this.unavailable = status === 404 || status === 405;
     this.unauthorized = status === 401;
     this.network = status === 0;
   }

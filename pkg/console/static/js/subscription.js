@@ -31,7 +31,7 @@ export function mount(root, {topic, sub}) {
       return [h('span', {class: 'time', text: f.clock(item.at)}),
         h('span', {class: 'outcome o-' + o.outcome, text: o.outcome || '?'}),
         h('span', {class: 'id', text: o.eventId || ''}),
-        h('span', {class: 'muted', text: [o.statusCode, o.latencyMs !== undefined ? f.ms(o.latencyMs) : '', o.error || o.reason || ''].filter(Boolean).join(' · ')})];
+        h('span', {class: 'muted meta', text: [o.statusCode, o.latencyMs !== undefined ? f.ms(o.latencyMs) : '', o.error || o.reason || ''].filter(Boolean).join(' · ')})];
     },
   });
   fill(root,
@@ -39,12 +39,12 @@ export function mount(root, {topic, sub}) {
       h('div', {class: 'crumbs'}, h('a', {href: '#/', text: 'Overview'}), ' / ', h('a', {href: topicHref(topic), text: topic}), ' / subscription'),
       head),
     tiles,
-    panel('History, last 15 minutes', {}, charts),
+    panel('History, last 15 minutes', {id: 'history'}, charts),
     h('div', {class: 'cols'},
-      panel('Waiting events', {class: 'wide', tools: h('div', {class: 'tools'}, retryOut, retry)}, peekBody),
-      panel('Live outcomes', {class: 'narrow', tools: outcomes.tools}, outcomes.el)),
-    panel('Given up', {}, failBody),
-    panel('Settings', {}, h('p', {class: 'muted small', text: 'As GET returns them; secrets are never returned.'}), settings));
+      panel('Waiting events', {id: 'peek', class: 'wide', tools: h('div', {class: 'tools'}, retryOut, retry)}, peekBody),
+      panel('Live outcomes', {id: 'outcomes', class: 'narrow', tools: outcomes.tools}, outcomes.el)),
+    panel('Given up', {id: 'failures'}, failBody),
+    panel('Settings', {id: 'settings'}, h('p', {class: 'muted small', text: 'As GET returns them; secrets are never returned.'}), settings));
   outcomes.start();
   let historyAt = 0;
 
@@ -145,9 +145,10 @@ function peekList(a, open) {
       const key = 'p:' + ev.id + ':' + d.enqueuedTime;
       return expandable([
         h('span', {class: 'q q-' + d.queue, text: d.queue || '?'}),
-        h('span', {class: 'id', text: ev.id}),
         h('span', {class: 'type', text: ev.type}),
-        h('span', {class: 'muted', text: `attempts ${d.attempts ?? 0}` + (d.nextAttemptTime ? ' · next ' + f.ago(d.nextAttemptTime) : '') + (d.lastError ? ' · ' + d.lastError : '')}),
+        h('span', {class: 'subject', text: ev.subject}),
+        h('span', {class: 'id', text: ev.id}),
+        h('span', {class: 'muted meta', text: `attempts ${d.attempts ?? 0}` + (d.nextAttemptTime ? ' · next ' + f.ago(d.nextAttemptTime) : '') + (d.lastError ? ' · ' + d.lastError : '')}),
       ], item.event, open.has(key), (o) => (o ? open.add(key) : open.delete(key)));
     })),
   ];
@@ -164,8 +165,9 @@ function failureList(a, open) {
         h('span', {class: 'time', text: f.clock(item.time)}),
         h('span', {class: 'outcome o-' + item.outcome, text: item.outcome}),
         h('span', {class: 'reason', text: item.reason || ''}),
+        h('span', {class: 'subject', text: eventSummary(item.event).subject}),
         h('span', {class: 'id', text: item.eventId || ''}),
-        h('span', {class: 'muted', text: `attempts ${item.attempts ?? 0}` + (item.lastStatusCode ? ' · HTTP ' + item.lastStatusCode : '') + (item.lastError ? ' · ' + item.lastError : '')}),
+        h('span', {class: 'muted meta', text: `attempts ${item.attempts ?? 0}` + (item.lastStatusCode ? ' · HTTP ' + item.lastStatusCode : '') + (item.lastError ? ' · ' + item.lastError : '')}),
       ], item.event ?? {eventBytes: item.eventBytes, note: 'too large to keep'}, open.has(key), (o) => (o ? open.add(key) : open.delete(key)));
     })),
   ];

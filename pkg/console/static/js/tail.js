@@ -41,7 +41,9 @@ export class Tail {
       this.render();
     }});
     this.tools = h('div', {class: 'tools'}, this.status, this.pauseBtn, clear);
-    this.el = h('div', {class: 'tail-box'}, h('div', {class: 'tail-bar'}, filter, this.counter), this.list);
+    this.bar = h('div', {class: 'tail-bar'}, filter, this.counter);
+    this.buttons = [this.pauseBtn, clear];
+    this.el = h('div', {class: 'tail-box'}, this.bar, this.list);
     this.render();
   }
 
@@ -77,7 +79,9 @@ export class Tail {
         if (this.stopped || e.name === 'AbortError') return;
         if (e instanceof api.ApiError && e.unavailable) {
           this.setStatus('not available', 'off');
-          fill(this.list, h('li', {class: 'notice unavailable', text: 'Not available on this broker: it does not serve ' + this.path + '.'}));
+          this.bar.hidden = true;
+          for (const b of this.buttons) b.hidden = true;
+          fill(this.list, h('li', {class: 'notice unavailable', text: 'Not available on this broker: it does not serve GET ' + this.path + '.'}));
           return;
         }
         this.setStatus(e instanceof api.ApiError && e.status === 503 ? 'busy: retrying' : 'disconnected: retrying', 'warn');

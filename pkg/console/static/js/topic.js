@@ -33,10 +33,10 @@ export function mount(root, {topic}) {
       h('div', {class: 'title-row'}, title, schemaChip)),
     tiles,
     h('div', {class: 'cols'},
-      panel('Live tail', {class: 'wide', tools: tail.tools}, tail.el),
-      panel('Send test event', {class: 'narrow'}, sendBody)),
-    panel('Subscriptions', {}, subsBody),
-    panel('Events received per 5 seconds', {}, histBody));
+      panel('Live tail', {id: 'tail', class: 'wide', tools: tail.tools}, tail.el),
+      panel('Send test event', {id: 'send', class: 'narrow'}, sendBody)),
+    panel('Subscriptions', {id: 'subscriptions'}, subsBody),
+    panel('Events received per 5 seconds', {id: 'history'}, histBody));
   tail.start();
   const rates = new f.Rates();
   let schema = '';

@@ -68,24 +68,26 @@ function timeOf(history, i) {
   return t.toLocaleTimeString();
 }
 
-// bars draws counts per interval, series side by side in each slot (each
-// series a colour), with the largest count as the scale.
+// bars draws counts per interval as stacked bars, one colour per series,
+// scaled to the largest stack.
 export function bars(history, series, unit) {
   const H = 100;
   const n = history.n;
-  const all = series.flatMap((x) => x.values);
-  const top = niceMax(Math.max(0, ...all));
+  const totals = Array.from({length: n}, (_, i) => series.reduce((t, x) => t + (x.values[i] || 0), 0));
+  const top = niceMax(Math.max(0, ...totals));
   const svg = svgBox(n, H, 'chart-svg');
-  const w = 1 / series.length;
-  series.forEach((x, k) => {
-    x.values.forEach((v, i) => {
-      if (!v) return;
-      const y = H - (Math.min(v, top) / top) * H;
-      const r = s('rect', {class: 'bar ' + x.cls, x: i + k * w, y: y.toFixed(2), width: w * 0.9, height: (H - y).toFixed(2)});
+  for (let i = 0; i < n; i++) {
+    let base = H;
+    for (const x of series) {
+      const v = x.values[i] || 0;
+      if (!v) continue;
+      const hgt = (Math.min(v, top) / top) * H;
+      base -= hgt;
+      const r = s('rect', {class: 'bar ' + x.cls, x: i + 0.1, y: base.toFixed(2), width: 0.8, height: hgt.toFixed(2)});
       r.appendChild(s('title', {text: `${timeOf(history, i)}: ${num(v)} ${x.name.toLowerCase()}`}));
       svg.appendChild(r);
-    });
-  });
+    }
+  }
   return frame(history, series, top, unit, svg);
 }
 

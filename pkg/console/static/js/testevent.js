@@ -43,7 +43,7 @@ export function request(schema, value) {
 }
 
 export function form(topic, schema) {
-  const text = h('textarea', {class: 'code', rows: 14, spellcheck: 'false', 'aria-label': 'Event JSON'});
+  const text = h('textarea', {class: 'code', rows: 14, wrap: 'off', spellcheck: 'false', 'aria-label': 'Event JSON'});
   const result = h('p', {class: 'result', role: 'status'});
   const reset = () => {
     text.value = JSON.stringify(sample(schema), null, 2);

@@ -19,8 +19,8 @@ const Prefix = "/console/"
 
 // ContentSecurityPolicy lets the page run only its own script and style and
 // talk only to its own origin, and refuses every other source and framing.
-const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 //go:embed static
 var static embed.FS

@@ -5,11 +5,11 @@
 
 import {h, fill} from './dom.js';
 import * as api from './api.js';
-import {expandable} from './widgets.js';
-import {describe} from './widgets.js';
+import {describe, expandable} from './widgets.js';
 
 const MAX = 500;
 const RETRY_MS = 2000;
+const BUSY_RETRY_MS = 10000;
 
 // Tail reads the stream at path. row(item) builds an item's summary line;
 // events maps the stream's event names to how an item is made from its
@@ -84,9 +84,17 @@ export class Tail {
           fill(this.list, h('li', {class: 'notice unavailable', text: 'Not available on this broker: it does not serve GET ' + this.path + '.'}));
           return;
         }
-        this.setStatus(e instanceof api.ApiError && e.status === 503 ? 'busy: retrying' : 'disconnected: retrying', 'warn');
-        this.lastError = describe(e);
-        this.counter.textContent = this.lastError;
+        if (e instanceof api.ApiError && e.unauthorized) {
+          // The key prompt is up; the view starts afresh with the new key.
+          this.setStatus('not authorized', 'off');
+          return;
+        }
+        const busy = e instanceof api.ApiError && e.status === 503;
+        this.setStatus(busy ? 'busy: retrying' : 'disconnected: retrying', 'warn');
+        this.counter.textContent = describe(e);
+        // 503 is the broker's cap on open streams: give others time.
+        await new Promise((r) => setTimeout(r, busy ? BUSY_RETRY_MS : RETRY_MS));
+        continue;
       }
       await new Promise((r) => setTimeout(r, RETRY_MS));
     }

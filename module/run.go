@@ -14,6 +14,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/config"
+	"github.com/edgegrid/edgegrid/pkg/console"
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/edgehub"
@@ -180,6 +181,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.DeliveryStatus = withQueueStatus(b.pulled, deliveryStatus(b.engine))
 	apiOpts.Queues = b.pulled
 	apiOpts.Admit = b.engine.Admit
+	apiOpts.Console = console.New()
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
 		obs = append(obs, rep)

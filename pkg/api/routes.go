@@ -54,7 +54,19 @@ func (s *Server) routes() {
 	e.POST("/topics/:topic/api/events", s.publishBatch, auth, requireAPIVersion(cloudAPIVersions))
 
 	s.namespaceRoutes(auth)
+
+	if s.opts.Console != nil {
+		page := echo.WrapHandler(s.opts.Console)
+		for _, p := range []string{consolePath, consolePath + "/*"} {
+			e.GET(p, page)
+			e.HEAD(p, page)
+		}
+	}
 }
+
+// consolePath is where the console page is served; its paths are file
+// paths, left as they are by canonicalPath.
+const consolePath = "/console"
 
 func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "Healthy"})
@@ -103,6 +115,9 @@ var fixedSegments = map[int][]string{
 func canonicalPath(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := c.Request().URL
+		if u.Path == consolePath || strings.HasPrefix(u.Path, consolePath+"/") {
+			return next(c)
+		}
 		u.Path = canonicalise(u.Path)
 		if u.RawPath != "" {
 			u.RawPath = canonicalise(u.RawPath)

@@ -83,6 +83,10 @@ type Options struct {
 	// holds the stop; zero means DefaultReceiveGrace, negative cuts them
 	// at once.
 	ReceiveGrace time.Duration
+	// Console, if not nil, serves the console page at /console/
+	// (docs/console.md), without authentication: its files hold no data,
+	// and the page's data calls are authenticated like any client's.
+	Console http.Handler
 }
 
 // DefaultPublicHost is the module name Microsoft's documentation addresses

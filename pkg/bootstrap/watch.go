@@ -3,7 +3,6 @@ package bootstrap
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -52,7 +51,7 @@ func (r *Reconciler) WatchFile(ctx context.Context, path string, interval time.D
 		if err != nil {
 			if err.Error() != lastErr {
 				lastErr = err.Error()
-				log.Warn().Err(errors.Unwrap(err)).Str("error", err.Error()).
+				log.Warn().Str("error", err.Error()).
 					Msg("desired_config_file cannot be read; the configuration last applied stays in force")
 			}
 			continue

@@ -108,6 +108,15 @@ func TestWatchFile(t *testing.T) {
 		}
 		return nil
 	})
+	// One "error" key, holding the whole reason: a JSON object with a
+	// member twice is read differently by every log pipeline.
+	for _, line := range strings.Split(f.log.String(), "\n") {
+		if strings.Contains(line, "desired_config_file cannot be read") {
+			if n := strings.Count(line, `"error":`); n != 1 || !strings.Contains(line, "no such file or directory") {
+				t.Errorf("the line has %d error keys, want 1 with the cause: %s", n, line)
+			}
+		}
+	}
 	if _, err := f.reg.Subscription(ctx, "t", "b"); err != nil {
 		t.Errorf("b after the file went: %v", err)
 	}

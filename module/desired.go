@@ -6,8 +6,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/bootstrap"
 	"github.com/edgegrid/edgegrid/pkg/config"
+	"github.com/edgegrid/edgegrid/pkg/desired"
 	"github.com/edgegrid/edgegrid/pkg/edgehub"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )
@@ -21,20 +21,20 @@ import (
 // start stops the start. It returns the readiness check: false until each
 // source has been applied once.
 func startDesiredConfig(ctx context.Context, cfg config.Config, reg *registry.Registry, edge *edgehub.Client, log zerolog.Logger) (func() bool, error) {
-	log = log.With().Str("component", "bootstrap").Logger()
-	rec := bootstrap.NewReconciler(reg, reg, log)
+	log = log.With().Str("component", "desired").Logger()
+	rec := desired.NewReconciler(reg, reg, log)
 	twin := edge != nil && followTwin(cfg)
 	if twin {
-		rec.Expect(bootstrap.SourceTwin)
+		rec.Expect(desired.SourceTwin)
 	}
-	doc, err := bootstrap.Load(cfg.DesiredConfig, cfg.DesiredConfigFile)
+	doc, err := desired.Load(cfg.DesiredConfig, cfg.DesiredConfigFile)
 	if err != nil {
 		return nil, err
 	}
 	if doc != nil {
-		source := bootstrap.SourceInline
+		source := desired.SourceInline
 		if cfg.DesiredConfigFile != "" {
-			source = bootstrap.SourceFile
+			source = desired.SourceFile
 		}
 		if _, err := rec.Apply(ctx, source, doc); err != nil {
 			return nil, err
@@ -47,9 +47,9 @@ func startDesiredConfig(ctx context.Context, cfg config.Config, reg *registry.Re
 	if twin {
 		log.Info().Msg("following the module twin's desired properties")
 		go edge.FollowTwin(ctx, edgehub.TwinOptions{
-			Apply: func(ctx context.Context, desired []byte) map[string]any {
-				res, err := rec.Apply(ctx, bootstrap.SourceTwin, desired)
-				return rec.Reported(ctx, bootstrap.SourceTwin, res, err)
+			Apply: func(ctx context.Context, doc []byte) map[string]any {
+				res, err := rec.Apply(ctx, desired.SourceTwin, doc)
+				return rec.Reported(ctx, desired.SourceTwin, res, err)
 			},
 			RequestTimeout: 10 * time.Second,
 			Retry:          time.Second,

@@ -90,7 +90,7 @@ var keyTable = []key{
 	// 7.6 metrics
 	{name: "metrics__reporterType"},
 	{name: "metrics__reportingIntervalInSeconds"},
-	// 2.6 declarative bootstrap
+	// 2.6 declared topics and subscriptions (pkg/desired)
 	{name: "desired_config", redact: sizeOnly},
 	{name: "desired_config_file"},
 	{name: "desired_config_pollIntervalInSeconds"},

@@ -1,4 +1,4 @@
-package bootstrap_test
+package desired_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/bootstrap"
+	"github.com/edgegrid/edgegrid/pkg/desired"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
@@ -59,15 +59,15 @@ func TestWatchFile(t *testing.T) {
 	first := doc(map[string]string{"t": `{}`}, map[string]string{"a": hook("t", "https://sink.example/a")})
 	cm := newConfigMapDir(t, "desired.json", first)
 	path := filepath.Join(cm.dir, "desired.json")
-	if _, err := f.r.Apply(ctx, bootstrap.SourceFile, []byte(first)); err != nil {
+	if _, err := f.r.Apply(ctx, desired.SourceFile, []byte(first)); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var applies []bootstrap.Result
+	var applies []desired.Result
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f.r.WatchFile(ctx, path, 5*time.Millisecond, []byte(first), func(res bootstrap.Result, err error) {
+		f.r.WatchFile(ctx, path, 5*time.Millisecond, []byte(first), func(res desired.Result, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			applies = append(applies, res)

@@ -1,4 +1,4 @@
-package bootstrap
+package desired
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ func Load(inline, file string) ([]byte, error) {
 	hasInline := strings.TrimSpace(inline) != ""
 	switch {
 	case hasInline && file != "":
-		return nil, errors.New("bootstrap: desired_config and desired_config_file are both set; set only one")
+		return nil, errors.New("desired: desired_config and desired_config_file are both set; set only one")
 	case hasInline:
 		return []byte(inline), nil
 	case file == "":
@@ -27,7 +27,7 @@ func Load(inline, file string) ([]byte, error) {
 	}
 	b, err := readFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("bootstrap: %w", err)
+		return nil, fmt.Errorf("desired: %w", err)
 	}
 	return b, nil
 }
@@ -48,17 +48,17 @@ func parse(doc []byte) (topics, subs []entry, err error) {
 	doc = rawjson.TrimSpace(doc)
 	switch {
 	case len(doc) == 0:
-		return nil, nil, errors.New("bootstrap: the desired configuration is empty")
+		return nil, nil, errors.New("desired: the desired configuration is empty")
 	case !json.Valid(doc):
-		return nil, nil, errors.New("bootstrap: the desired configuration is not valid JSON")
+		return nil, nil, errors.New("desired: the desired configuration is not valid JSON")
 	case rawjson.KindOf(doc) != rawjson.Object:
-		return nil, nil, errors.New("bootstrap: the desired configuration must be a JSON object")
+		return nil, nil, errors.New("desired: the desired configuration must be a JSON object")
 	}
 	root := doc
 	if p, ok := rawjson.Member(root, "properties"); ok && rawjson.KindOf(p) == rawjson.Object {
 		if d, ok := rawjson.Member(p, "desired"); ok {
 			if rawjson.KindOf(d) != rawjson.Object {
-				return nil, nil, errors.New("bootstrap: properties.desired must be a JSON object")
+				return nil, nil, errors.New("desired: properties.desired must be a JSON object")
 			}
 			root = d
 		}
@@ -82,7 +82,7 @@ func section(root []byte, name string) ([]entry, error) {
 	if s, isStr := rawjson.Unquote(v); isStr {
 		v = rawjson.TrimSpace([]byte(s))
 		if !json.Valid(v) {
-			return nil, fmt.Errorf("bootstrap: %s is a string but not valid JSON", name)
+			return nil, fmt.Errorf("desired: %s is a string but not valid JSON", name)
 		}
 		if rawjson.KindOf(v) == rawjson.Null {
 			return nil, nil
@@ -102,7 +102,7 @@ func section(root []byte, name string) ([]entry, error) {
 		return true
 	})
 	if !isObject || bad {
-		return nil, fmt.Errorf("bootstrap: %s must be a JSON object mapping names to properties", name)
+		return nil, fmt.Errorf("desired: %s must be a JSON object mapping names to properties", name)
 	}
 	slices.SortStableFunc(entries, func(a, b entry) int {
 		return strings.Compare(strings.ToLower(a.name), strings.ToLower(b.name))

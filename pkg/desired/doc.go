@@ -1,4 +1,4 @@
-// Package bootstrap keeps the topics and event subscriptions declared in
+// Package desired keeps the topics and event subscriptions declared in
 // configuration applied. edgegrid keeps nothing on disk, so a deployment
 // declares them in the module-twin desired-properties shape: inline in
 // desired_config, in a file named by desired_config_file (followed live),
@@ -8,4 +8,4 @@
 // declaring is deleted; what the API created is never touched. A bad entry
 // is logged and skipped; the others still apply. docs/live-config.md
 // describes the behaviour.
-package bootstrap
+package desired

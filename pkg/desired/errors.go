@@ -13,6 +13,7 @@ var statusNames = map[string]string{
 	eventgrid.ETopicNotFound:       "NotFound",
 	eventgrid.ESubscriptionMissing: "NotFound",
 	eventgrid.ENotFound:            "NotFound",
+	eventgrid.EConflict:            "Conflict",
 	eventgrid.EPayloadTooLarge:     "RequestEntityTooLarge",
 	eventgrid.EUnsupportedMedia:    "UnsupportedMediaType",
 	eventgrid.EMethodNotAllowed:    "MethodNotAllowed",

@@ -22,34 +22,37 @@ import (
 // source has been applied once.
 func startDesiredConfig(ctx context.Context, cfg config.Config, reg *registry.Registry, edge *edgehub.Client, log zerolog.Logger) (func() bool, error) {
 	log = log.With().Str("component", "desired").Logger()
-	rec := desired.NewReconciler(reg, reg, log)
+	rec := desired.NewReconciler(reg, log, desired.Options{})
 	twin := edge != nil && followTwin(cfg)
 	if twin {
-		rec.Expect(desired.SourceTwin)
+		rec.Expect(desired.Twin)
 	}
 	doc, err := desired.Load(cfg.DesiredConfig, cfg.DesiredConfigFile)
 	if err != nil {
 		return nil, err
 	}
 	if doc != nil {
-		source := desired.SourceInline
+		owner := desired.Inline
 		if cfg.DesiredConfigFile != "" {
-			source = desired.SourceFile
+			owner = desired.File(cfg.DesiredConfigFile)
 		}
-		if _, err := rec.Apply(ctx, source, doc); err != nil {
+		if _, err := rec.Apply(ctx, owner, doc); err != nil {
 			return nil, err
 		}
 	}
-	if cfg.DesiredConfigFile != "" {
+	switch {
+	case cfg.DesiredConfigFile != "":
 		interval := time.Duration(cfg.DesiredConfigPollSeconds) * time.Second
 		go rec.WatchFile(ctx, cfg.DesiredConfigFile, interval, doc, nil)
+	case doc != nil:
+		go rec.Follow(ctx, desired.Inline, doc, nil)
 	}
 	if twin {
 		log.Info().Msg("following the module twin's desired properties")
 		go edge.FollowTwin(ctx, edgehub.TwinOptions{
 			Apply: func(ctx context.Context, doc []byte) map[string]any {
-				res, err := rec.Apply(ctx, desired.SourceTwin, doc)
-				return rec.Reported(ctx, desired.SourceTwin, res, err)
+				res, err := rec.Apply(ctx, desired.Twin, doc)
+				return rec.Reported(desired.Twin, res, err)
 			},
 			RequestTimeout: 10 * time.Second,
 			Retry:          time.Second,

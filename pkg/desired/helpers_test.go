@@ -26,7 +26,7 @@ func MustApply(tb testing.TB, doc string) (*registry.Registry, desired.Result, [
 func MustApplyTo(tb testing.TB, reg *registry.Registry, doc string) (desired.Result, []map[string]any) {
 	tb.Helper()
 	var buf bytes.Buffer
-	res, err := desired.Apply(context.Background(), []byte(doc), reg, reg, zerolog.New(&buf))
+	res, err := desired.NewReconciler(reg, zerolog.New(&buf), desired.Options{}).Apply(context.Background(), desired.Inline, []byte(doc))
 	if err != nil {
 		tb.Fatalf("Apply: %v", err)
 	}

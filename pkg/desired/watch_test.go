@@ -59,9 +59,6 @@ func TestWatchFile(t *testing.T) {
 	first := doc(map[string]string{"t": `{}`}, map[string]string{"a": hook("t", "https://sink.example/a")})
 	cm := newConfigMapDir(t, "desired.json", first)
 	path := filepath.Join(cm.dir, "desired.json")
-	if _, err := f.r.Apply(ctx, desired.SourceFile, []byte(first)); err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var applies []desired.Result
 	done := make(chan struct{})
@@ -90,7 +87,7 @@ func TestWatchFile(t *testing.T) {
 	f.log.Reset()
 	cm.swap(t, "desired.json", `{"topics": `)
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if count() < 2 {
+		if count() < 3 {
 			return brokertest.ErrNotYet
 		}
 		return nil
@@ -120,7 +117,7 @@ func TestWatchFile(t *testing.T) {
 	if _, err := f.reg.Subscription(ctx, "t", "b"); err != nil {
 		t.Errorf("b after the file went: %v", err)
 	}
-	if n := count(); n != 2 {
-		t.Errorf("%d applies, want 2", n)
+	if n := count(); n != 3 {
+		t.Errorf("%d applies, want 3 (at start, the change, the broken file)", n)
 	}
 }

@@ -102,7 +102,7 @@ func TestApply_Valid(t *testing.T) {
 	}
 	t.Run("topics", func(t *testing.T) {
 		ts, _ := reg.Topics(ctx)
-		want := []eventgrid.Topic{{Name: "Custom", InputSchema: eventgrid.CustomEventSchema}, {Name: "orders", InputSchema: eventgrid.EventGridSchema}}
+		want := []eventgrid.Topic{{Name: "Custom", InputSchema: eventgrid.CustomEventSchema, Owner: desired.Inline}, {Name: "orders", InputSchema: eventgrid.EventGridSchema, Owner: desired.Inline}}
 		if !reflect.DeepEqual(ts, want) {
 			t.Errorf("topics %+v, want %+v", ts, want)
 		}
@@ -157,13 +157,13 @@ func TestApply_InvalidEntries(t *testing.T) {
 		prefix      string // of the message
 	}{
 		{"invalid name", "bad name", res.Errors.Topics, "HttpStatusCode='BadRequest' ErrorCode='InvalidName' Message='"},
-		{"invalid schema", "badSchema", res.Errors.Topics, "HttpStatusCode='BadRequest' ErrorCode='InvalidSchema' Message='properties.inputSchema \"Nope\" is not valid"},
+		{"invalid schema", "badSchema", res.Errors.Topics, "HttpStatusCode='BadRequest' ErrorCode='InvalidSchema' Message='inputSchema \"Nope\" is not valid"},
 		{"duplicate", "dup", res.Errors.Topics, "HttpStatusCode='BadRequest' ErrorCode='InvalidName' Message='The topic \"dup\" is declared more than once"},
-		{"http webhook under httpsOnly", "http-hook", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='properties.destination.properties.endpointUrl must use https"},
-		{"unknown endpointType", "unknown-type", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='properties.destination.endpointType \"Carrier\" is not valid"},
+		{"http webhook under httpsOnly", "http-hook", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='destination.properties.endpointUrl must use https"},
+		{"unknown endpointType", "unknown-type", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='destination.endpointType \"Carrier\" is not valid"},
 		{"missing topic", "orphan", res.Errors.EventSubscriptions, "HttpStatusCode='NotFound' ErrorCode='TopicNotFound' Message='Topic \"missing\" does not exist.'"},
-		{"no topic", "no-topic", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='TopicNameMismatch' Message='properties.topic is required.'"},
-		{"EventGrid host", "eg-bad", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='properties.destination.properties.endpointUrl host \"example.com\""},
+		{"no topic", "no-topic", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='TopicNameMismatch' Message='topic is required.'"},
+		{"EventGrid host", "eg-bad", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='destination.properties.endpointUrl host \"example.com\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -242,7 +242,7 @@ func TestApply_BadDocument(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := registry.New(registry.DefaultOptions(), nil)
-			res, err := desired.Apply(context.Background(), []byte(tt.doc), reg, reg, zerolog.Nop())
+			res, err := desired.NewReconciler(reg, zerolog.Nop(), desired.Options{}).Apply(context.Background(), desired.Inline, []byte(tt.doc))
 			if err == nil {
 				t.Errorf("Apply: no error, Result %+v", res)
 			}
@@ -254,7 +254,7 @@ func TestApply_Cancelled(t *testing.T) {
 	reg := registry.New(registry.DefaultOptions(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := desired.Apply(ctx, []byte(validDoc), reg, reg, zerolog.Nop()); err == nil {
+	if _, err := desired.NewReconciler(reg, zerolog.Nop(), desired.Options{}).Apply(ctx, desired.Inline, []byte(validDoc)); err == nil {
 		t.Errorf("Apply with a cancelled context: no error")
 	}
 	if ts, _ := reg.Topics(context.Background()); len(ts) != 0 {
@@ -317,6 +317,30 @@ func TestFormatError(t *testing.T) {
 		t.Run(tt.want, func(t *testing.T) {
 			if got := desired.FormatError(tt.err); got != tt.want {
 				t.Errorf("FormatError = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestApply_JSONMistakePosition: a declaration with a JSON mistake is
+// refused with the line and column of the mistake, counted in characters,
+// also inside a map given as a JSON string.
+func TestApply_JSONMistakePosition(t *testing.T) {
+	tests := []struct{ name, doc, want string }{
+		{"extra comma", "{\n  \"topics\": {\n    \"a\": {},,\n  }\n}", "line 3, column 13: invalid character ','"},
+		{"cut short", "{\"topics\": {\"a\": {}", "line 1, column 19: unexpected end of JSON input"},
+		{"after a multibyte name", "{\"topics\": {\"é\": {} \"b\": {}}}", "line 1, column 21: invalid character '\"' after object key:value pair"},
+		{"inside a string map", `{"topics": "{\"a\": {]"}`, `topics is a string but not valid JSON (line 1, column 8: invalid character ']'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := registry.New(registry.DefaultOptions(), nil)
+			_, err := desired.NewReconciler(reg, zerolog.Nop(), desired.Options{}).Apply(context.Background(), desired.Inline, []byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+			if err := desired.Check([]byte(tt.doc)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Check: %v", err)
 			}
 		})
 	}

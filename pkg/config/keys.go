@@ -94,6 +94,7 @@ var keyTable = []key{
 	{name: "desired_config", redact: sizeOnly},
 	{name: "desired_config_file"},
 	{name: "desired_config_pollIntervalInSeconds"},
+	{name: "desired_config_maxRetryIntervalInSeconds"},
 	// 7.7 IoT Edge runtime
 	{name: "IOTEDGE_MODULEID"},
 	{name: "IOTEDGE_DEVICEID"},
@@ -110,6 +111,7 @@ var keyTable = []key{
 	{name: "api__maxHeaderBytes"},
 	{name: "api__readHeaderTimeoutInSeconds"},
 	{name: "broker__maxTopics"},
+	{name: "broker__replicas"},
 	{name: "broker__maxSubscriptionsPerTopic"},
 	{name: "broker__maxQueuedEvents"},
 	{name: "broker__maxQueuedBytes"},

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/testkit/mosquitto"
 )
 
 // validationHandler answers Event Grid validation events with the code it
@@ -145,4 +147,41 @@ func TestLiveConfig_HungHandshakesHoldNothing(t *testing.T) {
 	} else {
 		t.Logf("stopped %v after SIGTERM with 3 handshakes hanging", d.Round(time.Millisecond))
 	}
+}
+
+// TestLiveConfig_TwinRetriesReported: a subscription the module twin
+// declares, whose endpoint is not up yet, is reported as an error in the
+// twin's reported properties; once the endpoint answers, the broker's
+// retry applies it and the report clears, with no new desired properties.
+func TestLiveConfig_TwinRetriesReported(t *testing.T) {
+	addr := freeAddr(t)
+	mq := mosquitto.Start(t, mosquitto.Options{Users: map[string]string{"module": "module-pass", "hub": "hub-pass"}})
+	hub := startTwinHub(t, mq, "hub", "hub-pass", map[string]any{
+		"topics":             map[string]any{"orders": map[string]any{}},
+		"eventSubscriptions": map[string]any{"later": validatedHook("orders", "http://"+addr+"/hook")},
+	})
+	hub.startAnswering()
+	startBroker(t, fastEnv(
+		"edgehub__mqttUrl", mq.URL(), "edgehub__deviceId", "gw1", "edgehub__moduleId", "eventgridmodule",
+		"edgehub__username", "module", "edgehub__password", "module-pass", "edgehub__twin", "enabled",
+		"desired_config_maxRetryIntervalInSeconds", "1"))
+	eventually(t, 15*time.Second, func() error {
+		if msg, _ := hub.reportedAt("errors", "eventSubscriptions", "later").(string); !strings.Contains(msg, "could not be reached") {
+			return fmt.Errorf("reported %v", hub.reportedAt())
+		}
+		return nil
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("SKIPPED: the endpoint's port %s was taken meanwhile: %v", addr, err)
+	}
+	srv := &http.Server{Handler: validationHandler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	eventually(t, 15*time.Second, func() error {
+		if hub.reportedAt("eventSubscriptions", "later") == nil || hub.reportedAt("errors", "eventSubscriptions", "later") != nil {
+			return fmt.Errorf("reported %v", hub.reportedAt())
+		}
+		return nil
+	})
 }

@@ -109,11 +109,25 @@ func (p *plan) add(o op) int {
 // effect: the Reconciler carries the plan out.
 func makePlan(d declaration, s *state) plan {
 	var p plan
+	p.deleteUndeclared(d, s)
+	p.putTopics(d, s)
+	moved := p.putSubs(d, s)
+	p.releaseTopics(d, s, moved)
+	return p
+}
+
+// deleteUndeclared plans the deletion of the subscriptions s holds that d
+// no longer declares, under any topic.
+func (p *plan) deleteUndeclared(d declaration, s *state) {
 	for _, k := range slices.Sorted(maps.Keys(s.subs)) {
 		if o := s.subs[k]; !d.declares(o.name) {
 			p.add(op{kind: deleteSub, topic: o.topic, name: o.name})
 		}
 	}
+}
+
+// putTopics plans the puts of the topics d declares anew or differently.
+func (p *plan) putTopics(d declaration, s *state) {
 	for i, t := range d.topics {
 		o, owned := s.topics[strings.ToLower(t.name)]
 		switch {
@@ -126,8 +140,15 @@ func makePlan(d declaration, s *state) plan {
 			p.add(op{kind: putTopic, name: t.name, entry: i})
 		}
 	}
-	movedOut := map[string]int{} // moveOut steps by subKey of the old place
+}
+
+// putSubs plans the puts of the subscriptions d declares anew or
+// differently, then the deletion of the old places of those it declares on
+// another topic, each after its put. It returns the steps of those
+// deletions by the subKey of the old place.
+func (p *plan) putSubs(d declaration, s *state) map[string]int {
 	var moves []op
+	var from []string
 	for i, sd := range d.subs {
 		if sd.null {
 			continue
@@ -143,21 +164,26 @@ func makePlan(d declaration, s *state) plan {
 			put = p.add(op{kind: putSub, topic: sd.sub.Topic, name: sd.name, entry: i})
 		}
 		for _, k := range slices.Sorted(maps.Keys(s.subs)) {
-			o := s.subs[k]
-			if strings.EqualFold(o.name, sd.name) && !strings.EqualFold(o.topic, sd.sub.Topic) {
+			if o := s.subs[k]; strings.EqualFold(o.name, sd.name) && !strings.EqualFold(o.topic, sd.sub.Topic) {
 				m := op{kind: moveOut, topic: o.topic, name: o.name}
 				if put >= 0 {
 					m.after = []int{put}
 				}
-				movedOut[k] = len(moves)
-				moves = append(moves, m)
+				moves, from = append(moves, m), append(from, k)
 			}
 		}
 	}
-	first := len(p.ops)
-	for _, m := range moves {
-		p.add(m)
+	moved := map[string]int{}
+	for i, m := range moves {
+		moved[from[i]] = p.add(m)
 	}
+	return moved
+}
+
+// releaseTopics plans the release of the topics s holds that d no longer
+// declares, each after the moves out of it (moved). A topic that holds a
+// subscription d still declares there is skipped: it stays.
+func (p *plan) releaseTopics(d declaration, s *state, moved map[string]int) {
 	for _, k := range slices.Sorted(maps.Keys(s.topics)) {
 		o := s.topics[k]
 		if _, declared := d.topic(o.name); declared {
@@ -167,10 +193,10 @@ func makePlan(d declaration, s *state) plan {
 		var held []string
 		for _, sk := range slices.Sorted(maps.Keys(s.subs)) {
 			so := s.subs[sk]
-			switch m, moving := movedOut[sk]; {
+			switch m, moving := moved[sk]; {
 			case !strings.EqualFold(so.topic, o.name) || !d.declares(so.name):
 			case moving:
-				rel.after = append(rel.after, first+m)
+				rel.after = append(rel.after, m)
 			default:
 				held = append(held, so.name)
 			}
@@ -181,7 +207,6 @@ func makePlan(d declaration, s *state) plan {
 		}
 		p.add(rel)
 	}
-	return p
 }
 
 // topicHeld says why a topic no longer declared stays.

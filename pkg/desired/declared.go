@@ -18,6 +18,9 @@ import (
 type declaration struct {
 	topics []declaredTopic // by lower-cased name
 	subs   []declaredSub   // by lower-cased name
+	// subNames holds the lower-cased names of the subscriptions declared
+	// (not null), even those that cannot be applied.
+	subNames map[string]bool
 }
 
 type declaredTopic struct {
@@ -38,7 +41,7 @@ type declaredSub struct {
 
 // declare decodes the entries of a parsed document for owner.
 func declare(topics, subs []entry, owner eventgrid.Owner) declaration {
-	var d declaration
+	d := declaration{subNames: map[string]bool{}}
 	seen := map[string]bool{}
 	for _, en := range topics {
 		t := declaredTopic{name: en.name, raw: compact(en.raw), null: rawjson.KindOf(en.raw) == rawjson.Null}
@@ -67,6 +70,9 @@ func declare(topics, subs []entry, owner eventgrid.Owner) declaration {
 			}
 		}
 		seen[strings.ToLower(en.name)] = true
+		if !s.null {
+			d.subNames[strings.ToLower(en.name)] = true
+		}
 		d.subs = append(d.subs, s)
 	}
 	return d
@@ -74,9 +80,7 @@ func declare(topics, subs []entry, owner eventgrid.Owner) declaration {
 
 // declares reports whether d declares a subscription by that name (even
 // one it cannot apply).
-func (d declaration) declares(name string) bool {
-	return slices.ContainsFunc(d.subs, func(s declaredSub) bool { return !s.null && strings.EqualFold(s.name, name) })
-}
+func (d declaration) declares(name string) bool { return d.subNames[strings.ToLower(name)] }
 
 // topic returns the declared topic of that name.
 func (d declaration) topic(name string) (declaredTopic, bool) {

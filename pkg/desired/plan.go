@@ -149,6 +149,11 @@ func (p *plan) putTopics(d declaration, s *state) {
 func (p *plan) putSubs(d declaration, s *state) map[string]int {
 	var moves []op
 	var from []string
+	places := map[string][]string{} // subKeys of s by lower-cased name
+	for _, k := range slices.Sorted(maps.Keys(s.subs)) {
+		n := strings.ToLower(s.subs[k].name)
+		places[n] = append(places[n], k)
+	}
 	for i, sd := range d.subs {
 		if sd.null {
 			continue
@@ -163,8 +168,8 @@ func (p *plan) putSubs(d declaration, s *state) map[string]int {
 		} else {
 			put = p.add(op{kind: putSub, topic: sd.sub.Topic, name: sd.name, entry: i})
 		}
-		for _, k := range slices.Sorted(maps.Keys(s.subs)) {
-			if o := s.subs[k]; strings.EqualFold(o.name, sd.name) && !strings.EqualFold(o.topic, sd.sub.Topic) {
+		for _, k := range places[strings.ToLower(sd.name)] {
+			if o := s.subs[k]; !strings.EqualFold(o.topic, sd.sub.Topic) {
 				m := op{kind: moveOut, topic: o.topic, name: o.name}
 				if put >= 0 {
 					m.after = []int{put}

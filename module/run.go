@@ -145,9 +145,9 @@ type broker struct {
 	// edge is the edgeHub connection (nil outside IoT Edge), which also
 	// carries the module twin.
 	edge *edgehub.Client
-	// ready reports whether every desired-configuration source has been
-	// applied once; set by start before the listeners open.
-	ready func() bool
+	// declared follows the declared configuration's sources; set by start
+	// before the listeners open.
+	declared *declared
 }
 
 // newBroker wires the engine, the dead-letter writer, the registry and the
@@ -195,24 +195,27 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	regOpts := registryOptions(cfg)
 	regOpts.Handshake = out.hooks.Handshake
 	b.registry = registry.New(regOpts, obs)
-	// /readyz asks the desired configuration's sources, which start
-	// follows before any listener opens.
-	apiOpts.Ready = func() bool { return b.ready() }
+	// /readyz asks the declared configuration's sources, which start sets
+	// up before any listener opens, and shows their status.
+	apiOpts.Ready = func() bool { return b.declared.rec.Ready() }
+	apiOpts.ReadyDetail = func() any { return readyDetail(b.declared.rec.Status()) }
 	b.api = api.New(apiOpts, b.registry, pull.Publisher{Store: b.pulled, Push: b.engine}, log)
 	return b
 }
 
-// start applies the desired configuration, keeps following its live
-// sources, and opens the listeners; on failure it stops what it started.
+// start reads the declared configuration, opens the listeners, then
+// applies the declaration and keeps following its live sources in the
+// background (so that /healthz answers whatever declared endpoints do); on
+// failure it stops what it started.
 func (b *broker) start(ctx context.Context, cfg config.Config, sec *security, log zerolog.Logger, onListen listening) error {
-	ready, err := startDesiredConfig(ctx, cfg, b.registry, b.edge, log)
+	d, err := newDeclared(cfg, b.registry, b.edge, log)
 	if err != nil {
 		b.pulled.Close()
 		b.engine.Close(0)
 		b.deadLetters.Close(context.Background())
 		return err
 	}
-	b.ready = ready
+	b.declared = d
 	if err := openListeners(cfg, b.api, sec, log, onListen); err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -222,6 +225,7 @@ func (b *broker) start(ctx context.Context, cfg config.Config, sec *security, lo
 		b.deadLetters.Close(context.Background())
 		return err
 	}
+	d.follow(ctx)
 	return nil
 }
 
@@ -231,6 +235,9 @@ func (b *broker) start(ctx context.Context, cfg config.Config, sec *security, lo
 func (b *broker) stop(cfg config.Config, log zerolog.Logger) {
 	log.Info().Int("stopTimeoutSeconds", cfg.StopTimeoutSeconds).Msg("stopping: no longer accepting requests")
 	deadline := time.Now().Add(time.Duration(cfg.StopTimeoutSeconds) * time.Second)
+	// The followers of the declared configuration end with ctx; none may
+	// be changing the registry while the engines close.
+	b.declared.wait()
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	// Receives waiting for events answer at once, with none; the events

@@ -31,6 +31,7 @@ var statusByCode = map[string]int{
 	eventgrid.EPayloadTooLarge:     http.StatusRequestEntityTooLarge,
 	eventgrid.ETopicNotFound:       http.StatusNotFound,
 	eventgrid.ESubscriptionMissing: http.StatusNotFound,
+	eventgrid.EConflict:            http.StatusConflict,
 	eventgrid.ENotFound:            http.StatusNotFound,
 	eventgrid.EMethodNotAllowed:    http.StatusMethodNotAllowed,
 	eventgrid.EUnauthorized:        http.StatusUnauthorized,

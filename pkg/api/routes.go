@@ -73,12 +73,21 @@ func (s *Server) health(c echo.Context) error {
 }
 
 // ready answers the readiness probe: 503 until the declared topics and
-// event subscriptions have been applied for the first time.
+// event subscriptions have been applied for the first time. Both answers
+// carry the declared configuration's status, when there is one.
 func (s *Server) ready(c echo.Context) error {
+	body := map[string]any{"status": "Ready"}
+	status := http.StatusOK
 	if s.opts.Ready != nil && !s.opts.Ready() {
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "NotReady", "reason": "the desired configuration has not been applied yet"})
+		body = map[string]any{"status": "NotReady", "reason": "the desired configuration has not been applied yet"}
+		status = http.StatusServiceUnavailable
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "Ready"})
+	if s.opts.ReadyDetail != nil {
+		if d := s.opts.ReadyDetail(); d != nil {
+			body["desiredConfig"] = d
+		}
+	}
+	return c.JSON(status, body)
 }
 
 // requireAPIVersion refuses requests whose api-version query parameter is

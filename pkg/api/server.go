@@ -48,6 +48,11 @@ type Options struct {
 	// Ready, if not nil, says whether the broker is ready for traffic:
 	// /readyz answers 503 while it returns false. Nil means always ready.
 	Ready func() bool
+	// ReadyDetail, if not nil, returns what /readyz shows of the declared
+	// configuration, as its "desiredConfig" member (omitted when nil): the
+	// entries skipped, which someone who only sees the probe must be able
+	// to find.
+	ReadyDetail func() any
 	// RequestTimeout bounds reading a whole request and writing its response.
 	RequestTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers.

@@ -53,7 +53,9 @@ func (r *Registry) putWithHandshake(ctx context.Context, sub eventgrid.EventSubs
 		hctx, hooks := eventgrid.WithCommitHooks(ctx)
 		x := &expectation{replaced: old, hooks: hooks}
 		if err := r.opts.Handshake(hctx, old, &checked); err != nil {
-			return nil, false, err
+			// What the endpoint answered, or that it did not: the same
+			// put may pass later.
+			return nil, false, eventgrid.Passing(err)
 		}
 		stored, created, err := r.putSubscription(sub, x)
 		if !errors.Is(err, errChanged) {
@@ -73,10 +75,16 @@ func (r *Registry) prepare(sub eventgrid.EventSubscription) (eventgrid.EventSubs
 		return sub, nil, err
 	}
 	sub.Topic = e.topic.Name
+	old, ok := e.subs[key(sub.Name)]
+	if ok {
+		if err := checkOwner(subWhat(sub.Topic, old.sub.Name), old.sub.Owner, sub.Owner); err != nil {
+			return sub, nil, err
+		}
+	}
 	if _, err := r.opts.validateSubscription(&sub, e.topic); err != nil {
 		return sub, nil, err
 	}
-	if old, ok := e.subs[key(sub.Name)]; ok {
+	if ok {
 		sub.Name, sub.UID = old.sub.Name, old.sub.UID
 		return sub, old.sub, nil
 	}

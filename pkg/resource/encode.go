@@ -26,6 +26,10 @@ type Topic struct {
 type TopicProperties struct {
 	Endpoint    string                `json:"endpoint"`
 	InputSchema eventgrid.InputSchema `json:"inputSchema"`
+	// ManagedBy names the declaration that manages the topic
+	// (eventgrid.Owner.String); absent when the REST API does. Read-only: a
+	// PUT ignores it.
+	ManagedBy string `json:"managedBy,omitempty"`
 }
 
 // NewTopic builds the response for t. idPrefix is
@@ -39,6 +43,7 @@ func NewTopic(t eventgrid.Topic, idPrefix, baseURL string) Topic {
 		Properties: TopicProperties{
 			Endpoint:    baseURL + "/topics/" + t.Name + "/events?api-version=" + APIVersion,
 			InputSchema: t.InputSchema,
+			ManagedBy:   t.Owner.String(),
 		},
 	}
 }
@@ -54,7 +59,11 @@ type Subscription struct {
 // SubscriptionProperties holds a subscription's properties. Parts the client
 // did not supply are omitted.
 type SubscriptionProperties struct {
-	Topic               string                `json:"topic"`
+	Topic string `json:"topic"`
+	// ManagedBy names the declaration that manages the subscription
+	// (eventgrid.Owner.String); absent when the REST API does. Read-only: a
+	// PUT ignores it.
+	ManagedBy           string                `json:"managedBy,omitempty"`
 	EventDeliverySchema eventgrid.InputSchema `json:"eventDeliverySchema"`
 	Destination         Destination           `json:"destination,omitzero"`
 	RetryPolicy         *RetryPolicy          `json:"retryPolicy,omitempty"`
@@ -164,6 +173,7 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 		Type: SubscriptionType,
 		Properties: SubscriptionProperties{
 			Topic:               s.Topic,
+			ManagedBy:           s.Owner.String(),
 			EventDeliverySchema: s.EventDeliverySchema,
 			Destination: Destination{
 				EndpointType: s.Destination.EndpointType,

@@ -1,9 +1,8 @@
-package bootstrap
+package desired
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -24,35 +23,58 @@ func readFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// WatchFile follows the file at path: every interval it reads the file
-// again and, when its content differs from the last content read, applies
-// it as SourceFile's whole desired state. applied is the content already
-// applied (at start). A file that cannot be read, is empty or is not a
-// valid document is logged once and changes nothing; the last content
-// applied stays in force. onApply, if not nil, is called after each apply.
-// WatchFile returns when ctx is done.
+// WatchFile applies doc, the content of the file at path as read at start,
+// as the file's declaration (owner File(path)), then follows the file:
+// every interval it reads the file again and applies it when its content
+// differs from the last content read, and it applies the last good content
+// again when a retry is due (Retries). A file that cannot be read, is empty
+// or is not a valid document is logged once and changes nothing; the last
+// content applied stays in force. onApply, if not nil, is called after
+// each apply. WatchFile returns when ctx is done.
 //
 // Polling the content, rather than watching the file system for events,
 // sees every way a file can change (written in place, renamed over, or a
 // directory link swapped under it, as the kubelet does) with the standard
 // library alone; reading a small file every few seconds costs nothing.
-func (r *Reconciler) WatchFile(ctx context.Context, path string, interval time.Duration, applied []byte, onApply func(Result, error)) {
-	log := r.log.With().Str("source", SourceFile).Str("file", path).Logger()
-	last := applied
+func (r *Reconciler) WatchFile(ctx context.Context, path string, interval time.Duration, doc []byte, onApply func(Result, error)) {
+	owner := File(path)
+	log := r.logFor(owner)
+	due := r.Retries(owner)
+	last, good := doc, doc
 	var lastErr string
+	apply := func(b []byte) {
+		res, err := r.Apply(ctx, owner, b)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			good = b
+		}
+		if onApply != nil {
+			onApply(res, err)
+		}
+	}
+	if doc != nil {
+		apply(doc)
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-due:
+			if good != nil {
+				apply(good)
+			}
+			continue
 		case <-t.C:
 		}
 		b, err := readFile(path)
 		if err != nil {
 			if err.Error() != lastErr {
 				lastErr = err.Error()
-				log.Warn().Err(errors.Unwrap(err)).Str("error", err.Error()).
+				log.Warn().Str("error", err.Error()).
 					Msg("desired_config_file cannot be read; the configuration last applied stays in force")
 			}
 			continue
@@ -63,12 +85,6 @@ func (r *Reconciler) WatchFile(ctx context.Context, path string, interval time.D
 		}
 		last = b
 		log.Info().Msg("desired_config_file changed; applying it")
-		res, err := r.Apply(ctx, SourceFile, b)
-		if ctx.Err() != nil {
-			return
-		}
-		if onApply != nil {
-			onApply(res, err)
-		}
+		apply(b)
 	}
 }

@@ -1,4 +1,4 @@
-package bootstrap_test
+package desired_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/bootstrap"
+	"github.com/edgegrid/edgegrid/pkg/desired"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )
@@ -53,9 +53,9 @@ const validDoc = `{
 
 func TestApply_Valid(t *testing.T) {
 	reg, res, lines := MustApply(t, validDoc)
-	want := bootstrap.Result{
+	want := desired.Result{
 		Topics: []string{"Custom", "orders"},
-		Subscriptions: []bootstrap.SubscriptionName{
+		Subscriptions: []desired.SubscriptionName{
 			{Topic: "orders", Name: "s-cloud"}, {Topic: "Custom", Name: "s-legacy"}, {Topic: "orders", Name: "s-web"},
 		},
 	}
@@ -102,7 +102,7 @@ func TestApply_Valid(t *testing.T) {
 	}
 	t.Run("topics", func(t *testing.T) {
 		ts, _ := reg.Topics(ctx)
-		want := []eventgrid.Topic{{Name: "Custom", InputSchema: eventgrid.CustomEventSchema}, {Name: "orders", InputSchema: eventgrid.EventGridSchema}}
+		want := []eventgrid.Topic{{Name: "Custom", InputSchema: eventgrid.CustomEventSchema, Owner: desired.Inline}, {Name: "orders", InputSchema: eventgrid.EventGridSchema, Owner: desired.Inline}}
 		if !reflect.DeepEqual(ts, want) {
 			t.Errorf("topics %+v, want %+v", ts, want)
 		}
@@ -141,7 +141,7 @@ func TestApply_InvalidEntries(t *testing.T) {
 	if want := []string{"Dup", "good"}; !reflect.DeepEqual(res.Topics, want) {
 		t.Errorf("Topics = %v, want %v", res.Topics, want)
 	}
-	wantSubs := []bootstrap.SubscriptionName{{Topic: "good", Name: "ok"}, {Topic: "good", Name: "ok2"}}
+	wantSubs := []desired.SubscriptionName{{Topic: "good", Name: "ok"}, {Topic: "good", Name: "ok2"}}
 	if !reflect.DeepEqual(res.Subscriptions, wantSubs) {
 		t.Errorf("Subscriptions = %v, want %v", res.Subscriptions, wantSubs)
 	}
@@ -157,13 +157,13 @@ func TestApply_InvalidEntries(t *testing.T) {
 		prefix      string // of the message
 	}{
 		{"invalid name", "bad name", res.Errors.Topics, "HttpStatusCode='BadRequest' ErrorCode='InvalidName' Message='"},
-		{"invalid schema", "badSchema", res.Errors.Topics, "HttpStatusCode='BadRequest' ErrorCode='InvalidSchema' Message='properties.inputSchema \"Nope\" is not valid"},
+		{"invalid schema", "badSchema", res.Errors.Topics, "HttpStatusCode='BadRequest' ErrorCode='InvalidSchema' Message='inputSchema \"Nope\" is not valid"},
 		{"duplicate", "dup", res.Errors.Topics, "HttpStatusCode='BadRequest' ErrorCode='InvalidName' Message='The topic \"dup\" is declared more than once"},
-		{"http webhook under httpsOnly", "http-hook", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='properties.destination.properties.endpointUrl must use https"},
-		{"unknown endpointType", "unknown-type", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='properties.destination.endpointType \"Carrier\" is not valid"},
+		{"http webhook under httpsOnly", "http-hook", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='destination.properties.endpointUrl must use https"},
+		{"unknown endpointType", "unknown-type", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='destination.endpointType \"Carrier\" is not valid"},
 		{"missing topic", "orphan", res.Errors.EventSubscriptions, "HttpStatusCode='NotFound' ErrorCode='TopicNotFound' Message='Topic \"missing\" does not exist.'"},
-		{"no topic", "no-topic", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='TopicNameMismatch' Message='properties.topic is required.'"},
-		{"EventGrid host", "eg-bad", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='properties.destination.properties.endpointUrl host \"example.com\""},
+		{"no topic", "no-topic", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='TopicNameMismatch' Message='topic is required.'"},
+		{"EventGrid host", "eg-bad", res.Errors.EventSubscriptions, "HttpStatusCode='BadRequest' ErrorCode='InvalidDestination' Message='destination.properties.endpointUrl host \"example.com\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,7 +207,7 @@ func TestApply_Shapes(t *testing.T) {
 		{"entries as JSON strings", `{"topics": ` + topics + `, "eventSubscriptions": {"s1": ` + quote(`{"topic": "t1", "destination": {"endpointType": "WebHook", "properties": {"endpointUrl": "https://h/1"}}}`) + `}}`},
 		{"PascalCase keys", `{"Topics": ` + topics + `, "EventSubscriptions": ` + subs + `}`},
 	}
-	want := bootstrap.Result{Topics: []string{"t1", "t2"}, Subscriptions: []bootstrap.SubscriptionName{{Topic: "t1", Name: "s1"}}}
+	want := desired.Result{Topics: []string{"t1", "t2"}, Subscriptions: []desired.SubscriptionName{{Topic: "t1", Name: "s1"}}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reg, res, _ := MustApply(t, tt.doc)
@@ -221,7 +221,7 @@ func TestApply_Shapes(t *testing.T) {
 	}
 	t.Run("empty maps", func(t *testing.T) {
 		for _, doc := range []string{`{}`, `{"topics": null, "eventSubscriptions": {}}`, `{"topics": "null"}`} {
-			if _, res, _ := MustApply(t, doc); !reflect.DeepEqual(res, bootstrap.Result{}) {
+			if _, res, _ := MustApply(t, doc); !reflect.DeepEqual(res, desired.Result{}) {
 				t.Errorf("%s: Result = %+v, want none", doc, res)
 			}
 		}
@@ -242,7 +242,7 @@ func TestApply_BadDocument(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := registry.New(registry.DefaultOptions(), nil)
-			res, err := bootstrap.Apply(context.Background(), []byte(tt.doc), reg, reg, zerolog.Nop())
+			res, err := desired.NewReconciler(reg, zerolog.Nop(), desired.Options{}).Apply(context.Background(), desired.Inline, []byte(tt.doc))
 			if err == nil {
 				t.Errorf("Apply: no error, Result %+v", res)
 			}
@@ -254,7 +254,7 @@ func TestApply_Cancelled(t *testing.T) {
 	reg := registry.New(registry.DefaultOptions(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := bootstrap.Apply(ctx, []byte(validDoc), reg, reg, zerolog.Nop()); err == nil {
+	if _, err := desired.NewReconciler(reg, zerolog.Nop(), desired.Options{}).Apply(ctx, desired.Inline, []byte(validDoc)); err == nil {
 		t.Errorf("Apply with a cancelled context: no error")
 	}
 	if ts, _ := reg.Topics(context.Background()); len(ts) != 0 {
@@ -287,7 +287,7 @@ func TestLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := bootstrap.Load(tt.inline, tt.file)
+			got, err := desired.Load(tt.inline, tt.file)
 			switch {
 			case tt.wantErr:
 				if err == nil {
@@ -315,8 +315,32 @@ func TestFormatError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			if got := bootstrap.FormatError(tt.err); got != tt.want {
+			if got := desired.FormatError(tt.err); got != tt.want {
 				t.Errorf("FormatError = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestApply_JSONMistakePosition: a declaration with a JSON mistake is
+// refused with the line and column of the mistake, counted in characters,
+// also inside a map given as a JSON string.
+func TestApply_JSONMistakePosition(t *testing.T) {
+	tests := []struct{ name, doc, want string }{
+		{"extra comma", "{\n  \"topics\": {\n    \"a\": {},,\n  }\n}", "line 3, column 13: invalid character ','"},
+		{"cut short", "{\"topics\": {\"a\": {}", "line 1, column 19: unexpected end of JSON input"},
+		{"after a multibyte name", "{\"topics\": {\"é\": {} \"b\": {}}}", "line 1, column 21: invalid character '\"' after object key:value pair"},
+		{"inside a string map", `{"topics": "{\"a\": {]"}`, `topics is a string but not valid JSON (line 1, column 8: invalid character ']'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := registry.New(registry.DefaultOptions(), nil)
+			_, err := desired.NewReconciler(reg, zerolog.Nop(), desired.Options{}).Apply(context.Background(), desired.Inline, []byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+			if err := desired.Check([]byte(tt.doc)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Check: %v", err)
 			}
 		})
 	}

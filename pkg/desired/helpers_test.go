@@ -1,4 +1,4 @@
-package bootstrap_test
+package desired_test
 
 import (
 	"bufio"
@@ -9,13 +9,13 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/bootstrap"
+	"github.com/edgegrid/edgegrid/pkg/desired"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )
 
 // MustApply applies doc to a new registry with the default options and
 // returns the registry, the result and the log lines.
-func MustApply(tb testing.TB, doc string) (*registry.Registry, bootstrap.Result, []map[string]any) {
+func MustApply(tb testing.TB, doc string) (*registry.Registry, desired.Result, []map[string]any) {
 	tb.Helper()
 	reg := registry.New(registry.DefaultOptions(), nil)
 	res, lines := MustApplyTo(tb, reg, doc)
@@ -23,10 +23,10 @@ func MustApply(tb testing.TB, doc string) (*registry.Registry, bootstrap.Result,
 }
 
 // MustApplyTo applies doc to reg and returns the result and the log lines.
-func MustApplyTo(tb testing.TB, reg *registry.Registry, doc string) (bootstrap.Result, []map[string]any) {
+func MustApplyTo(tb testing.TB, reg *registry.Registry, doc string) (desired.Result, []map[string]any) {
 	tb.Helper()
 	var buf bytes.Buffer
-	res, err := bootstrap.Apply(context.Background(), []byte(doc), reg, reg, zerolog.New(&buf))
+	res, err := desired.NewReconciler(reg, zerolog.New(&buf), desired.Options{}).Apply(context.Background(), desired.Inline, []byte(doc))
 	if err != nil {
 		tb.Fatalf("Apply: %v", err)
 	}

@@ -166,12 +166,7 @@ func binaryAttributes(m *members, defaultID string) error {
 
 // binaryData sets m's data or data_base64 from the request body.
 func binaryData(m *members, body []byte) error {
-	var mediaType string
-	if v := m.val[ceDataContentType]; v != nil {
-		ct, _ := unquote(v)
-		mediaType, _, _ = strings.Cut(ct, ";")
-		mediaType = strings.ToLower(strings.Trim(mediaType, " \t"))
-	}
+	mediaType := mediaTypeOf(m.val[ceDataContentType])
 	switch {
 	case isJSONMediaType(mediaType):
 		data := rawjson.TrimSpace(body)
@@ -199,14 +194,6 @@ func binaryData(m *members, body []byte) error {
 		m.val[ceDataBase64] = append(b64, '"')
 	}
 	return nil
-}
-
-// isJSONMediaType reports whether the lower-case media type t (parameters
-// removed) declares JSON: */json or */*+json, as the CloudEvents JSON format
-// defines it.
-func isJSONMediaType(t string) bool {
-	_, sub, ok := strings.Cut(t, "/")
-	return ok && (sub == "json" || strings.HasSuffix(sub, "+json"))
 }
 
 // decodeHeaderValue decodes a ce-* header value: optional white space is

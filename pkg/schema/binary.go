@@ -39,10 +39,10 @@ func IsBinary(h http.Header) bool {
 // are case-insensitive, so attribute names are read in lower case; the
 // attributes then follow the rules of DecodeOne, Content-Type as
 // datacontenttype. Extension attributes become JSON strings, written in
-// name order. The body becomes "data" as is
-// when the content type is JSON (*/json or */*+json, parameters allowed), a
-// JSON string when it is text/* or absent and the body is valid UTF-8, and
-// "data_base64" otherwise; an empty body means no data.
+// name order. The body becomes "data" as is when the content type is JSON
+// (*/json or */*+json, parameters allowed), a JSON string when it is text/*
+// or absent and the body is valid UTF-8, and "data_base64" otherwise; an
+// empty body means no data.
 //
 // It returns an *eventgrid.Error: EInvalidEvent (index 0) when a header is
 // malformed, repeated or not a valid attribute, or an attribute fails

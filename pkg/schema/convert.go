@@ -30,8 +30,10 @@ func Converts(topic, delivery eventgrid.InputSchema) bool {
 //	eventTime → time, dataVersion → dataversion (an extension),
 //	data → data with datacontenttype application/json, and specversion 1.0.
 //
-// The result always follows the CloudEvents attribute rules that
-// publishing to a CloudEvents topic enforces. An empty or blank subject or
+// The result is always a valid CloudEvent, within the rules publishing to
+// a CloudEvents topic enforces but one: an id or eventType that is only
+// white space, which EventGridSchema accepts and a CloudEvent may hold,
+// stays as it is, as it cannot be left out. An empty or blank subject or
 // dataVersion is left out (an attribute that is present must not be
 // empty), as is an eventTime that is not an RFC 3339 timestamp (the decoder
 // refuses one, but a body built elsewhere may hold it). A control character

@@ -131,6 +131,18 @@ func TestEventGridToCloudEvent_TopicThatIsNotAURIReferenceEncoded(t *testing.T) 
 	}
 }
 
+func TestEventGridToCloudEvent_BlankIDKept(t *testing.T) {
+	// EventGridSchema accepts an id of white space; a CloudEvent cannot go
+	// without one, and " " is a valid CloudEvents id.
+	eg := MustDecodeBatch(t, eventgrid.EventGridSchema,
+		`[{"id":" ","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","dataVersion":"1"}]`)[0]
+	got, err := schema.EventGridToCloudEvent(eg.Body)
+	const want = `{"specversion":"1.0","id":" ","source":"t1","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","dataversion":"1"}`
+	if err != nil || string(got) != want {
+		t.Fatalf("got %s, %v; want %s", got, err, want)
+	}
+}
+
 func TestEventGridToCloudEvent_TimeThatIsNotRFC3339LeftOut(t *testing.T) {
 	// The decoder refuses such an eventTime, but a body built elsewhere may
 	// hold one.

@@ -61,7 +61,13 @@ func checkContextAttribute(i, f int, v []byte) error {
 	if !isString(v) {
 		return fieldError(i, name, "must be a string")
 	}
-	s, _ := unquote(v)
+	s, plain := plainText(v)
+	if !plain {
+		s, _ = unquote(v)
+		if err := checkText(i, name, s); err != nil {
+			return err
+		}
+	}
 	switch f {
 	case ceID, ceSource, ceType, ceSubject:
 		if s == "" {
@@ -73,9 +79,6 @@ func checkContextAttribute(i, f int, v []byte) error {
 		if isBlank(s) {
 			return fieldError(i, name, "must not be only white space")
 		}
-	}
-	if err := checkText(i, name, s); err != nil {
-		return err
 	}
 	switch f {
 	case ceSource:
@@ -164,9 +167,12 @@ func checkExtension(i int, e *extension) error {
 	var ok bool
 	switch {
 	case isString(v):
-		s, _ := unquote(v)
-		if err := checkText(i, string(e.name), s); err != nil {
-			return err
+		s, plain := plainText(v)
+		if !plain {
+			s, _ = unquote(v)
+			if err := checkText(i, string(e.name), s); err != nil {
+				return err
+			}
 		}
 		switch typ {
 		case typeAny:

@@ -93,7 +93,7 @@ func (d *decoder) cloudEvent(i int, elem []byte, defaultID string) (*eventgrid.E
 // such as the CloudEvents Go SDK refuse anything else.
 func checkData(i int, m *members) error {
 	if data, ct := m.val[ceData], m.val[ceDataContentType]; ct != nil && data != nil && !isString(data) && !isNull(data) {
-		if !isJSONMediaType(mediaTypeOf(ct)) {
+		if string(ct) != `"application/json"` && !isJSONMediaType(mediaTypeOf(ct)) {
 			s, _ := unquote(ct)
 			return fieldError(i, "data", "must be a string, not %s, when \"datacontenttype\" %s is not a JSON media type "+
 				"(*/json or */*+json); binary data goes in \"data_base64\"", kindName(rawjson.KindOf(data)), quoteForMessage(s))

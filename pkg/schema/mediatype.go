@@ -93,7 +93,15 @@ var tokenByte = func() (t [256]bool) {
 }()
 
 // trimOWS trims spaces and tabs.
-func trimOWS(s string) string { return strings.Trim(s, " \t") }
+func trimOWS(s string) string {
+	for s != "" && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
 
 // mediaTypeOf returns the media type of the datacontenttype literal v, in
 // lower case and without parameters, or "" when v is nil.

@@ -17,7 +17,7 @@ func validURIReference(s string) bool {
 		return false
 	}
 	rest := s
-	if i := strings.IndexAny(s, ":/?#"); i >= 0 && s[i] == ':' {
+	if i := indexDelim(s); i >= 0 && s[i] == ':' {
 		// A colon before any '/', '?' or '#' ends a scheme: a relative
 		// reference's first segment cannot hold one (RFC 3986 §4.2).
 		if !validScheme(s[:i]) {
@@ -32,8 +32,20 @@ func validURIReference(s string) bool {
 // with a scheme, such as https://example.com/schema.json. A fragment is
 // allowed, as JSON Schema pointers use one.
 func validAbsoluteURI(s string) bool {
-	i := strings.IndexAny(s, ":/?#")
+	i := indexDelim(s)
 	return i > 0 && s[i] == ':' && validURIReference(s)
+}
+
+// indexDelim returns the index of the first ':', '/', '?' or '#' in s, or
+// -1: where a scheme would end.
+func indexDelim(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ':', '/', '?', '#':
+			return i
+		}
+	}
+	return -1
 }
 
 // validScheme reports whether s is ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
@@ -55,9 +67,12 @@ func validScheme(s string) bool {
 func validHierPart(s string) bool {
 	if strings.HasPrefix(s, "//") {
 		s = s[2:]
-		end := strings.IndexAny(s, "/?#")
-		if end < 0 {
-			end = len(s)
+		end := len(s)
+		for j := 0; j < len(s); j++ {
+			if c := s[j]; c == '/' || c == '?' || c == '#' {
+				end = j
+				break
+			}
 		}
 		if !validAuthority(s[:end]) {
 			return false

@@ -118,14 +118,43 @@ func TestBadStringRune(t *testing.T) {
 	for s, want := range map[string]rune{
 		"a\x00": 0, "\x1f": 0x1f, "\x7f": 0x7f, "\u0080": 0x80, "a\u009f": 0x9f, "\ufdd0": 0xfdd0, "\ufdef": 0xfdef,
 		"\ufffe": 0xfffe, "\uffff": 0xffff, "\U0001fffe": 0x1fffe, "\U0010ffff": 0x10ffff,
+		"sixteen bytes ok\u0085": 0x85, "eight ok\ufdd0 and more": 0xfdd0, "caf\u00e9 au lait\x7f": 0x7f,
 	} {
 		if r, bad := badStringRune(s); !bad || r != want {
 			t.Errorf("badStringRune(%q) = %U, %v; want %U", s, r, bad, want)
 		}
 	}
-	for _, s := range []string{"", "plain ASCII ~", "\u00a0é€😀", "\ufdcf\ufdf0\ufffd", "\U0001fffd"} {
+	for _, s := range []string{"", "plain ASCII ~", "\u00a0é€😀", "\ufdcf\ufdf0\ufffd", "\U0001fffd", "more than eight bytes, café 😀 ~"} {
 		if r, bad := badStringRune(s); bad {
 			t.Errorf("badStringRune(%q) = %U, want none", s, r)
+		}
+	}
+}
+
+// TestTextChecksByteByByte: the checks that test eight bytes at once agree
+// with a rune-by-rune reading, whatever byte stands at whatever place.
+func TestTextChecksByteByByte(t *testing.T) {
+	const base = "abcdefghijklmnopqrstuvwx" // three words
+	for at := range len(base) {
+		for c := range 256 {
+			if c == '"' {
+				continue // cannot stand unescaped in a JSON string
+			}
+			s := base[:at] + string([]byte{byte(c)}) + base[at+1:]
+			wantRune, wantBad := rune(0), false
+			for _, r := range s {
+				if r < 0x20 || 0x7f <= r && r <= 0x9f || 0xfdd0 <= r && r <= 0xfdef || r&0xfffe == 0xfffe {
+					wantRune, wantBad = r, true
+					break
+				}
+			}
+			if r, bad := badStringRune(s); r != wantRune || bad != wantBad {
+				t.Fatalf("badStringRune(%q) = %U, %v; want %U, %v", s, r, bad, wantRune, wantBad)
+			}
+			wantPlain := 0x20 <= c && c < 0x7f && c != '\\'
+			if got, ok := plainText([]byte(`"` + s + `"`)); ok != wantPlain || ok && got != s {
+				t.Fatalf("plainText(%q) = %q, %v; want plain %v", s, got, ok, wantPlain)
+			}
 		}
 	}
 }

@@ -39,6 +39,9 @@ func decodeDeliveryAttributes(p object, d *eventgrid.Destination) error {
 		if err != nil {
 			return err
 		}
+		if err := o.check(deliveryAttributeShape); err != nil {
+			return err
+		}
 		a, err := decodeDeliveryAttribute(o)
 		if err != nil {
 			return err
@@ -74,6 +77,9 @@ func decodeDeliveryAttribute(o object) (eventgrid.DeliveryAttribute, error) {
 	switch {
 	case strings.EqualFold(typ, "Static"):
 		a.Type = "Static"
+		if err := props.check(staticAttributeShape); err != nil {
+			return a, err
+		}
 		var ok bool
 		if a.Value, ok, err = props.str(eventgrid.EInvalidDestination, "value"); err != nil {
 			return a, err
@@ -91,6 +97,9 @@ func decodeDeliveryAttribute(o object) (eventgrid.DeliveryAttribute, error) {
 		}
 	case strings.EqualFold(typ, "Dynamic"):
 		a.Type = "Dynamic"
+		if err := props.check(dynamicAttributeShape); err != nil {
+			return a, err
+		}
 		var ok bool
 		if a.SourceField, ok, err = props.str(eventgrid.EInvalidDestination, "sourceField"); err != nil {
 			return a, err

@@ -17,6 +17,9 @@ func DecodeTopic(body []byte, name string) (eventgrid.Topic, error) {
 	if err != nil {
 		return eventgrid.Topic{}, err
 	}
+	if err := root.check(topicShape); err != nil {
+		return eventgrid.Topic{}, err
+	}
 	if err := checkName(root, name, "topic"); err != nil {
 		return eventgrid.Topic{}, err
 	}
@@ -34,6 +37,9 @@ func DecodeTopic(body []byte, name string) (eventgrid.Topic, error) {
 func DecodeTopicProperties(props []byte, prefix, name string) (eventgrid.Topic, error) {
 	o, err := parseObject(props, prefix, eventgrid.EBadRequest)
 	if err != nil {
+		return eventgrid.Topic{}, err
+	}
+	if err := o.check(topicPropertiesShape); err != nil {
 		return eventgrid.Topic{}, err
 	}
 	t := eventgrid.Topic{Name: name, InputSchema: eventgrid.EventGridSchema}
@@ -61,6 +67,9 @@ func DecodeSubscription(body []byte, topic, name string) (eventgrid.EventSubscri
 	if err != nil {
 		return eventgrid.EventSubscription{}, err
 	}
+	if err := root.check(subscriptionShape); err != nil {
+		return eventgrid.EventSubscription{}, err
+	}
 	if err := checkName(root, name, "event subscription"); err != nil {
 		return eventgrid.EventSubscription{}, err
 	}
@@ -78,6 +87,9 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 	sub := eventgrid.EventSubscription{Topic: topic, Name: name}
 	o, err := parseObject(props, prefix, eventgrid.EBadRequest)
 	if err != nil {
+		return sub, err
+	}
+	if err := o.check(subscriptionPropertiesShape); err != nil {
 		return sub, err
 	}
 
@@ -174,6 +186,9 @@ func decodeDestination(o object) (eventgrid.Destination, error) {
 	if err != nil {
 		return d, err
 	}
+	if err := dst.check(destinationShape); err != nil {
+		return d, err
+	}
 	typ, ok, err := dst.str(eventgrid.EInvalidDestination, "endpointType")
 	if err != nil {
 		return d, err
@@ -191,6 +206,9 @@ func decodeDestination(o object) (eventgrid.Destination, error) {
 	propsRaw, _, _ := dst.get("properties")
 	p, err := parseObject(propsRaw, dst.field("properties"), eventgrid.EInvalidDestination)
 	if err != nil {
+		return d, err
+	}
+	if err := p.check(destinationShapes[et]); err != nil {
 		return d, err
 	}
 	if d.EndpointURL, _, err = p.str(eventgrid.EInvalidDestination, "endpointUrl"); err != nil {
@@ -257,6 +275,9 @@ func decodeLegacyDeliveryPolicy(o object, d *eventgrid.Destination) error {
 	if err != nil {
 		return err
 	}
+	if err := p.check(deliveryPolicyShape); err != nil {
+		return err
+	}
 	n, ok, err := p.positiveInt(eventgrid.EInvalidDelivery, "maxEventsPerBatch")
 	if err != nil {
 		return err
@@ -281,6 +302,9 @@ func decodeRetryPolicy(o object) (*eventgrid.RetryPolicy, error) {
 	}
 	p, err := parseObject(raw, o.field("retryPolicy"), eventgrid.EInvalidRetryPolicy)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.check(retryPolicyShape); err != nil {
 		return nil, err
 	}
 	var rp eventgrid.RetryPolicy
@@ -310,6 +334,9 @@ func decodePersistencePolicy(o object) (*eventgrid.PersistencePolicy, error) {
 	if err != nil {
 		return nil, eventgrid.Errorf(eventgrid.EInvalidPersistence, "%s must be true, false or {\"isPersisted\": true|false}.", o.field(name))
 	}
+	if err := p.check(persistencePolicyShape); err != nil {
+		return nil, err
+	}
 	b, _, err := p.boolean(eventgrid.EInvalidPersistence, "isPersisted")
 	if err != nil {
 		return nil, err
@@ -324,6 +351,9 @@ func decodeFilter(o object) (*eventgrid.Filter, error) {
 	}
 	p, err := parseObject(raw, o.field("filter"), eventgrid.EInvalidFilter)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.check(filterShape); err != nil {
 		return nil, err
 	}
 	f := &eventgrid.Filter{}
@@ -369,6 +399,9 @@ func decodeFilter(o object) (*eventgrid.Filter, error) {
 
 func decodeAdvancedFilter(o object) (eventgrid.AdvancedFilter, error) {
 	var af eventgrid.AdvancedFilter
+	if err := o.check(advancedFilterShape); err != nil {
+		return af, err
+	}
 	var ok bool
 	var err error
 	if af.OperatorType, ok, err = o.str(eventgrid.EInvalidFilter, "operatorType"); err != nil {

@@ -24,6 +24,9 @@ func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.D
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := dc.check(deliveryConfigurationShape); err != nil {
+		return nil, nil, err
+	}
 	mode, ok, err := dc.str(eventgrid.EInvalidDelivery, "deliveryMode")
 	if err != nil {
 		return nil, nil, err
@@ -43,6 +46,9 @@ func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.D
 	qraw, _, _ := dc.get("queue")
 	q, err := parseObject(qraw, dc.field("queue"), eventgrid.EInvalidDelivery)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := q.check(queueShape); err != nil {
 		return nil, nil, err
 	}
 	cfg := &eventgrid.QueueConfig{
@@ -103,6 +109,9 @@ func decodeFiltersConfiguration(o object) (*eventgrid.Filter, error) {
 	}
 	p, err := parseObject(raw, o.field(name), eventgrid.EInvalidFilter)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.check(filtersConfigurationShape); err != nil {
 		return nil, err
 	}
 	f := &eventgrid.Filter{}

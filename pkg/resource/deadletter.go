@@ -11,7 +11,7 @@ import (
 // (docs/design.md#dead-lettering): a StorageBlob container
 // named by blobContainerName in the account of connectionString. A
 // resourceId alone cannot be resolved at the edge, so it is refused.
-func decodeDeadLetter(o object) (*eventgrid.DeadLetterDestination, error) {
+func decodeDeadLetter(o object, k *kept) (*eventgrid.DeadLetterDestination, error) {
 	raw, name, ok := o.get("deadLetterDestination")
 	if !ok {
 		return nil, nil
@@ -45,12 +45,18 @@ func decodeDeadLetter(o object) (*eventgrid.DeadLetterDestination, error) {
 	if dl.ConnectionString, _, err = p.str(eventgrid.EInvalidDestination, "connectionString"); err != nil {
 		return nil, err
 	}
-	if dl.ConnectionString == "" {
-		return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required.", p.field("connectionString"))
+	k.deadLetter = p.path
+	if k.deadLetterTarget, err = standIns(p, "accountName", "blobEndpoint"); err != nil {
+		return nil, err
 	}
-	if _, err := azconn.ParseStorage(dl.ConnectionString); err != nil {
-		// The error says what is missing, never what is there.
-		return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("connectionString"), err.Error())
+	switch {
+	case dl.ConnectionString == "" && k.deadLetterTarget == nil:
+		return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required.", p.field("connectionString"))
+	case dl.ConnectionString != "":
+		if _, err := azconn.ParseStorage(dl.ConnectionString); err != nil {
+			// The error says what is missing, never what is there.
+			return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("connectionString"), err.Error())
+		}
 	}
 	if msg := containerNameProblem(dl.ContainerName); msg != "" {
 		return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("blobContainerName"), msg)

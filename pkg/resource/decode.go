@@ -63,6 +63,14 @@ func DecodeTopicProperties(props []byte, prefix, name string) (eventgrid.Topic, 
 // topic. The returned subscription's EventDeliverySchema is empty when the
 // client did not set it.
 func DecodeSubscription(body []byte, topic, name string) (eventgrid.EventSubscription, error) {
+	return DecodeSubscriptionUpdate(body, topic, name, nil)
+}
+
+// DecodeSubscriptionUpdate is DecodeSubscription for a PUT that replaces
+// stored, the subscription as it is (nil when there is none): the secrets
+// GET does not return, left out of body, are taken from stored
+// (docs/api.md#secrets), so that a PUT of what GET returned changes nothing.
+func DecodeSubscriptionUpdate(body []byte, topic, name string, stored *eventgrid.EventSubscription) (eventgrid.EventSubscription, error) {
 	root, err := parseBody(body)
 	if err != nil {
 		return eventgrid.EventSubscription{}, err
@@ -77,14 +85,19 @@ func DecodeSubscription(body []byte, topic, name string) (eventgrid.EventSubscri
 	if !ok {
 		return eventgrid.EventSubscription{}, eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination is required.")
 	}
-	return DecodeSubscriptionProperties(propsRaw, "properties", topic, name)
+	return decodeSubscriptionProperties(propsRaw, "properties", topic, name, stored)
 }
 
 // DecodeSubscriptionProperties reads a subscription's properties object, as
 // found in the API body and (with its "topic" member) in the module twin's
 // "eventSubscriptions" map. When topic is empty, the properties must name it.
 func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eventgrid.EventSubscription, error) {
+	return decodeSubscriptionProperties(props, prefix, topic, name, nil)
+}
+
+func decodeSubscriptionProperties(props []byte, prefix, topic, name string, stored *eventgrid.EventSubscription) (eventgrid.EventSubscription, error) {
 	sub := eventgrid.EventSubscription{Topic: topic, Name: name}
+	var k kept
 	o, err := parseObject(props, prefix, eventgrid.EBadRequest)
 	if err != nil {
 		return sub, err
@@ -106,13 +119,13 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is required.", o.field("topic"))
 	}
 
-	queue, queueDeadLetter, err := decodeDeliveryConfiguration(o)
+	queue, queueDeadLetter, err := decodeDeliveryConfiguration(o, &k)
 	if err != nil {
 		return sub, err
 	}
 	sub.Queue = queue
 	if queue == nil {
-		if sub.Destination, err = decodeDestination(o); err != nil {
+		if sub.Destination, err = decodeDestination(o, &k); err != nil {
 			return sub, err
 		}
 	}
@@ -131,7 +144,7 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 	if sub.Filter, err = decodeFilter(o); err != nil {
 		return sub, err
 	}
-	if sub.DeadLetter, err = decodeDeadLetter(o); err != nil {
+	if sub.DeadLetter, err = decodeDeadLetter(o, &k); err != nil {
 		return sub, err
 	}
 	if queueDeadLetter != nil {
@@ -142,7 +155,7 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 			return sub, err
 		}
 	}
-	return sub, nil
+	return sub, k.apply(&sub, stored)
 }
 
 func parseBody(body []byte) (object, error) {
@@ -176,7 +189,7 @@ func checkName(root object, want, what string) error {
 	return nil
 }
 
-func decodeDestination(o object) (eventgrid.Destination, error) {
+func decodeDestination(o object, k *kept) (eventgrid.Destination, error) {
 	var d eventgrid.Destination
 	raw, _, ok := o.get("destination")
 	if !ok {
@@ -211,24 +224,20 @@ func decodeDestination(o object) (eventgrid.Destination, error) {
 	if err := p.check(destinationShapes[et]); err != nil {
 		return d, err
 	}
-	if d.EndpointURL, _, err = p.str(eventgrid.EInvalidDestination, "endpointUrl"); err != nil {
-		return d, err
-	}
-	if et == eventgrid.EventGrid {
-		if d.SASKey, _, err = p.str(eventgrid.EInvalidDestination, "sasKey"); err != nil {
-			return d, err
-		}
-		if d.TopicName, _, err = p.str(eventgrid.EInvalidDestination, "topicName"); err != nil {
+	k.dest = p.path
+	if et == eventgrid.WebHook || et == eventgrid.EventGrid {
+		if err := decodeURL(p, &d, k); err != nil {
 			return d, err
 		}
 	}
 	if err := decodeWebhookInterop(p, &d); err != nil {
 		return d, err
 	}
-	if err := decodeDeliveryAttributes(p, &d); err != nil {
+	k.signingSecret = !p.has("signingSecret")
+	if err := decodeDeliveryAttributes(p, &d, k); err != nil {
 		return d, err
 	}
-	if err := decodeBrokerDestination(p, &d); err != nil {
+	if err := decodeBrokerDestination(p, &d, k); err != nil {
 		return d, err
 	}
 	if d.MaxEventsPerBatch, _, err = p.positiveInt(eventgrid.EInvalidDelivery, "maxEventsPerBatch"); err != nil {
@@ -238,6 +247,30 @@ func decodeDestination(o object) (eventgrid.Destination, error) {
 		return d, err
 	}
 	return d, nil
+}
+
+// decodeURL reads the endpointUrl of a WebHook or EventGrid destination,
+// and an EventGrid destination's sasKey and topicName. It records a URL left
+// out for endpointBaseUrl, and a sasKey left out, for kept.
+func decodeURL(p object, d *eventgrid.Destination, k *kept) error {
+	var err error
+	if d.EndpointURL, _, err = p.str(eventgrid.EInvalidDestination, "endpointUrl"); err != nil {
+		return err
+	}
+	if d.EndpointURL == "" {
+		if k.baseURL, _, err = p.str(eventgrid.EInvalidDestination, "endpointBaseUrl"); err != nil {
+			return err
+		}
+	}
+	if d.EndpointType != eventgrid.EventGrid {
+		return nil
+	}
+	if d.SASKey, _, err = p.str(eventgrid.EInvalidDestination, "sasKey"); err != nil {
+		return err
+	}
+	k.sasKey = !p.has("sasKey")
+	d.TopicName, _, err = p.str(eventgrid.EInvalidDestination, "topicName")
+	return err
 }
 
 // decodeDeliverySchema reads eventDeliverySchema from the properties or, as

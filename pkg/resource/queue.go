@@ -15,7 +15,7 @@ import (
 // returns a nil config for a push subscription (deliveryMode Push or no
 // deliveryConfiguration), and the queue's dead-letter destination if it
 // names one. A queue subscription must not also have a destination.
-func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.DeadLetterDestination, error) {
+func decodeDeliveryConfiguration(o object, k *kept) (*eventgrid.QueueConfig, *eventgrid.DeadLetterDestination, error) {
 	raw, _, ok := o.get("deliveryConfiguration")
 	if !ok {
 		return nil, nil, nil
@@ -73,7 +73,7 @@ func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.D
 		}
 		cfg.EventTimeToLive, cfg.EventTimeToLiveText = d, ttl
 	}
-	dl, err := decodeDeadLetter(q)
+	dl, err := decodeDeadLetter(q, k)
 	if err != nil {
 		return nil, nil, err
 	}

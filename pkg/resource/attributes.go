@@ -179,11 +179,13 @@ type DeliveryAttribute struct {
 	Properties DeliveryAttributeProperties `json:"properties"`
 }
 
-// DeliveryAttributeProperties are a mapping's value or source field.
+// DeliveryAttributeProperties are a mapping's value or source field. The
+// value of a Static mapping is always written, empty or not, unless it is
+// secret, so that a PUT of what GET returned gives it back.
 type DeliveryAttributeProperties struct {
-	Value       string `json:"value,omitempty"`
-	IsSecret    bool   `json:"isSecret,omitempty"`
-	SourceField string `json:"sourceField,omitempty"`
+	Value       *string `json:"value,omitempty"`
+	IsSecret    bool    `json:"isSecret,omitempty"`
+	SourceField string  `json:"sourceField,omitempty"`
 }
 
 func encodeDeliveryAttributes(attrs []eventgrid.DeliveryAttribute) []DeliveryAttribute {
@@ -192,8 +194,8 @@ func encodeDeliveryAttributes(attrs []eventgrid.DeliveryAttribute) []DeliveryAtt
 		r := DeliveryAttribute{Name: a.Name, Type: a.Type}
 		r.Properties.IsSecret = a.IsSecret
 		r.Properties.SourceField = a.SourceField
-		if !a.IsSecret {
-			r.Properties.Value = a.Value
+		if a.Type == "Static" && !a.IsSecret {
+			r.Properties.Value = &a.Value
 		}
 		out = append(out, r)
 	}

@@ -75,15 +75,21 @@ func ParseStorage(s string) (Storage, error) {
 	if suffix == "" {
 		suffix = "core.windows.net"
 	}
+	// An endpoint made from the account and the suffix is checked as a
+	// given one is: a string accepted here must work when events are sent.
 	endpoint := func(given, service string) (string, error) {
-		if given == "" {
-			return proto + "://" + st.AccountName + "." + service + "." + suffix, nil
+		made := given == ""
+		if made {
+			given = proto + "://" + st.AccountName + "." + service + "." + suffix
 		}
 		u, err := url.Parse(given)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", errors.New("has a " + service + " endpoint that is not an http or https URL")
+		if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && (!made || validHost(u.Hostname())) {
+			return strings.TrimRight(given, "/"), nil
 		}
-		return strings.TrimRight(given, "/"), nil
+		if made {
+			return "", errors.New("has an AccountName or EndpointSuffix that does not make a valid host name")
+		}
+		return "", errors.New("has a " + service + " endpoint that is not an http or https URL")
 	}
 	if st.BlobEndpoint, err = endpoint(kv["blobendpoint"], "blob"); err != nil {
 		return st, err
@@ -133,10 +139,41 @@ func ParseEntity(s string) (Entity, error) {
 		return e, errors.New("has no SharedAccessKey")
 	case e.EntityPath == "":
 		return e, errors.New("has no EntityPath: it must be scoped to the event hub, queue or topic, not to the namespace")
-	case strings.ContainsAny(e.EntityPath, "?#") || strings.Contains(e.EntityPath, "//"):
-		return e, errors.New("has an EntityPath that is not a valid entity name")
+	case !validEntityPath(e.EntityPath):
+		return e, errors.New("has an EntityPath that is not a valid entity name (letters, digits, '.', '-', '_', and '/' between names)")
 	}
 	return e, nil
+}
+
+// validEntityPath reports whether p is an entity name the services take,
+// as a path of the REST URLs: letters, digits, '.', '-' and '_', with '/'
+// between names (a topic's subscription is "topic/subscriptions/name").
+func validEntityPath(p string) bool {
+	if strings.Contains(p, "//") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// validHost reports whether h, made from an AccountName and an
+// EndpointSuffix, is a host name: letters, digits, '.', '-' and '_'.
+func validHost(h string) bool {
+	if h == "" {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // Resource is the entity's https URI: the audience of its SAS tokens and

@@ -78,18 +78,18 @@ func ParseStorage(s string) (Storage, error) {
 	// An endpoint made from the account and the suffix is checked as a
 	// given one is: a string accepted here must work when events are sent.
 	endpoint := func(given, service string) (string, error) {
-		made := given == ""
-		if made {
-			given = proto + "://" + st.AccountName + "." + service + "." + suffix
+		if given == "" {
+			host := st.AccountName + "." + service + "." + suffix
+			if !hostName(host) {
+				return "", errors.New("has an AccountName or EndpointSuffix that does not make a valid host name")
+			}
+			return proto + "://" + host, nil
 		}
 		u, err := url.Parse(given)
-		if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && (!made || validHost(u.Hostname())) {
-			return strings.TrimRight(given, "/"), nil
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "", errors.New("has a " + service + " endpoint that is not an http or https URL")
 		}
-		if made {
-			return "", errors.New("has an AccountName or EndpointSuffix that does not make a valid host name")
-		}
-		return "", errors.New("has a " + service + " endpoint that is not an http or https URL")
+		return strings.TrimRight(given, "/"), nil
 	}
 	if st.BlobEndpoint, err = endpoint(kv["blobendpoint"], "blob"); err != nil {
 		return st, err
@@ -98,6 +98,15 @@ func ParseStorage(s string) (Storage, error) {
 		return st, err
 	}
 	return st, nil
+}
+
+// ConnectionString writes s in the form the Azure SDK clients read: keys in
+// their documented case, no spaces, both endpoints given. The SDKs match
+// keys exactly, so a string ParseStorage accepts (keys in any case, spaces
+// around them, empty segments) is handed to them in this form.
+func (s Storage) ConnectionString() string {
+	return "AccountName=" + s.AccountName + ";AccountKey=" + s.AccountKey +
+		";BlobEndpoint=" + s.BlobEndpoint + ";QueueEndpoint=" + s.QueueEndpoint
 }
 
 // Entity is an entity-scoped Event Hubs or Service Bus connection string:
@@ -161,19 +170,17 @@ func validEntityPath(p string) bool {
 	return true
 }
 
-// validHost reports whether h, made from an AccountName and an
-// EndpointSuffix, is a host name: letters, digits, '.', '-' and '_'.
-func validHost(h string) bool {
-	if h == "" {
-		return false
-	}
+// hostName reports whether h, made from an AccountName and an
+// EndpointSuffix, is a host name of letters, digits, '.', '-' and '_': a
+// '/', '?', '#', '@' or ':' in either would send events elsewhere.
+func hostName(h string) bool {
 	for i := 0; i < len(h); i++ {
 		c := h[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
 			return false
 		}
 	}
-	return true
+	return h != ""
 }
 
 // Resource is the entity's https URI: the audience of its SAS tokens and

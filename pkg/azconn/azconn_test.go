@@ -25,6 +25,8 @@ func TestParseStorage(t *testing.T) {
 		{"AccountName=a;AccountKey=" + key + ";DefaultEndpointsProtocol=gopher", "", "DefaultEndpointsProtocol"},
 		{"AccountName=a;AccountKey=" + key + ";EndpointSuffix=%", "", "does not make a valid host name"},
 		{"AccountName=my account;AccountKey=" + key, "", "does not make a valid host name"},
+		{"AccountName=evil.example/x?;AccountKey=" + key, "", "does not make a valid host name"},
+		{"AccountName=acct;AccountKey=" + key + ";EndpointSuffix=evil.example#", "", "does not make a valid host name"},
 		{"AccountName=my account;AccountKey=" + key + ";BlobEndpoint=http://h/a;QueueEndpoint=http://h/a", "http://h/a", ""},
 		{"nonsense", "", "not a connection string"},
 		{"", "", "empty"},

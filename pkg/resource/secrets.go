@@ -169,11 +169,8 @@ func (k *kept) keepConnection(d, old *eventgrid.Destination) error {
 	if old != nil {
 		stored = destinationTarget(*old)
 	}
-	if stored == nil {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s.connectionString is required: %s is read-only and names no stored connection string of this destination to keep.", k.dest, slices.Sorted(maps.Keys(k.target))[0])
-	}
-	if m := mismatch(k.target, stored); m != "" {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s.%s is read-only and differs from the stored connection string's; give connectionString to change where events go.", k.dest, m)
+	if err := matchTarget(k.dest, k.target, stored, "events"); err != nil {
+		return err
 	}
 	d.ConnectionString = old.ConnectionString
 	return nil
@@ -187,13 +184,23 @@ func (k *kept) keepDeadLetter(sub, stored *eventgrid.EventSubscription) error {
 	if stored != nil && stored.DeadLetter != nil {
 		have = storageTarget(stored.DeadLetter.ConnectionString, "blob")
 	}
-	if have == nil {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s.connectionString is required: %s is read-only and names no stored connection string to keep.", k.deadLetter, slices.Sorted(maps.Keys(k.deadLetterTarget))[0])
-	}
-	if m := mismatch(k.deadLetterTarget, have); m != "" {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s.%s is read-only and differs from the stored connection string's; give connectionString to change where dead letters go.", k.deadLetter, m)
+	if err := matchTarget(k.deadLetter, k.deadLetterTarget, have, "dead letters"); err != nil {
+		return err
 	}
 	sub.DeadLetter.ConnectionString = stored.DeadLetter.ConnectionString
+	return nil
+}
+
+// matchTarget refuses the stand-ins given at path for a connection string
+// when nothing is stored (stored is nil) or when one differs from the
+// stored target's; what names what the string sends there.
+func matchTarget(path string, given, stored map[string]string, what string) error {
+	if stored == nil {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s.connectionString is required: %s is read-only and names no stored connection string of this destination to keep.", path, slices.Sorted(maps.Keys(given))[0])
+	}
+	if m := mismatch(given, stored); m != "" {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s.%s is read-only and differs from the stored connection string's; give connectionString to change where %s go.", path, m, what)
+	}
 	return nil
 }
 

@@ -18,6 +18,8 @@ var statusByCode = map[string]int{
 	eventgrid.EUnsupportedMedia:    http.StatusUnsupportedMediaType,
 	eventgrid.EBadRequest:          http.StatusBadRequest,
 	eventgrid.EInvalidJSON:         http.StatusBadRequest,
+	eventgrid.EUnknownMember:       http.StatusBadRequest,
+	eventgrid.ENotSupported:        http.StatusBadRequest,
 	eventgrid.EInvalidName:         http.StatusBadRequest,
 	eventgrid.ETopicNameMismatch:   http.StatusBadRequest,
 	eventgrid.EInvalidSchema:       http.StatusBadRequest,

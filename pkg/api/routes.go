@@ -47,6 +47,12 @@ func (s *Server) routes() {
 	e.PUT("/topics/:topic/eventSubscriptions/:sub", s.putSubscription, auth, edge)
 	e.GET("/topics/:topic/eventSubscriptions/:sub", s.getSubscription, auth, edge)
 	e.DELETE("/topics/:topic/eventSubscriptions/:sub", s.deleteSubscription, auth, edge)
+	e.Pre(fullURLAction)
+	const fullURL = "/topics/:topic/eventSubscriptions/$getFullUrl/:sub"
+	e.POST(fullURL, s.getFullURL, auth, requireFullURLAction, edge)
+	// Other methods would otherwise reach the subscription's routes with
+	// "$getFullUrl/{s}" for a name.
+	e.Match([]string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch}, fullURL, methodNotAllowed, requireFullURLAction)
 
 	e.POST("/topics/:topic/events", s.publishBatch, auth, edge)
 	e.POST("/topics/:topic/events/:id", s.publishOne, auth, edge)
@@ -67,6 +73,53 @@ func (s *Server) routes() {
 // consolePath is where the console page is served; its paths are file
 // paths, left as they are by canonicalPath.
 const consolePath = "/console"
+
+// fullURLAction rewrites "/topics/{t}/eventSubscriptions/{s}/getFullUrl"
+// (any case) to "/topics/{t}/eventSubscriptions/$getFullUrl/{s}", for the
+// reason splitAction gives: a literal after the subscription's name would
+// stop it being the last segment of its routes, and echo would no longer
+// hand a name holding a '/' to the handlers that refuse it by name.
+func fullURLAction(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := c.Request().URL
+		if p, ok := fullURLPath(u.Path); ok {
+			u.Path = p
+			if u.RawPath != "" {
+				u.RawPath, _ = fullURLPath(u.RawPath)
+			}
+			c.Set(fullURLKey, true)
+		}
+		return next(c)
+	}
+}
+
+// fullURLKey marks, in the echo context, a request fullURLAction rewrote.
+const fullURLKey = "edgegrid.getFullUrl"
+
+// fullURLPath returns the rewritten form of a getFullUrl path.
+func fullURLPath(p string) (string, bool) {
+	parts := strings.Split(p, "/")
+	if len(parts) != 6 || parts[0] != "" || !strings.EqualFold(parts[1], "topics") ||
+		!strings.EqualFold(parts[3], "eventSubscriptions") || !strings.EqualFold(parts[5], "getFullUrl") {
+		return p, false
+	}
+	return "/topics/" + parts[2] + "/eventSubscriptions/$getFullUrl/" + parts[4], true
+}
+
+// requireFullURLAction answers 404 to a request that names the rewritten
+// path itself.
+func requireFullURLAction(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Get(fullURLKey) == nil {
+			return eventgrid.Errorf(eventgrid.ENotFound, "No API matches this path.")
+		}
+		return next(c)
+	}
+}
+
+func methodNotAllowed(echo.Context) error {
+	return eventgrid.Errorf(eventgrid.EMethodNotAllowed, "The method is not allowed on this path.")
+}
 
 func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "Healthy"})

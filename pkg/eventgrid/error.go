@@ -12,6 +12,8 @@ const (
 	EUnsupportedMedia    = "UnsupportedMediaType"
 	EBadRequest          = "BadRequest"
 	EInvalidJSON         = "InvalidJson"
+	EUnknownMember       = "UnknownMember"
+	ENotSupported        = "NotSupported"
 	EInvalidName         = "InvalidName"
 	ETopicNameMismatch   = "TopicNameMismatch"
 	EInvalidSchema       = "InvalidSchema"

@@ -9,15 +9,19 @@ import (
 // deliver to other message brokers: EdgeHub (outputName) and EventHub,
 // ServiceBusQueue and ServiceBusTopic (connectionString). It leaves other
 // types alone. The connection string is a secret: no error text holds it.
-func decodeBrokerDestination(p object, d *eventgrid.Destination) error {
+// One left out for the read-only members GET shows in its place is
+// recorded for kept.
+func decodeBrokerDestination(p object, d *eventgrid.Destination, k *kept) error {
 	var err error
 	switch d.EndpointType {
 	case eventgrid.EdgeHub:
 		d.OutputName, _, err = p.str(eventgrid.EInvalidDestination, "outputName")
 	case eventgrid.EventHub, eventgrid.ServiceBusQueue, eventgrid.ServiceBusTopic:
-		d.ConnectionString, _, err = p.str(eventgrid.EInvalidDestination, "connectionString")
+		if d.ConnectionString, _, err = p.str(eventgrid.EInvalidDestination, "connectionString"); err == nil {
+			k.target, err = standIns(p, "namespace", "entityPath")
+		}
 	case eventgrid.StorageQueue:
-		return decodeStorageQueue(p, d)
+		return decodeStorageQueue(p, d, k)
 	}
 	return err
 }
@@ -26,16 +30,21 @@ func decodeBrokerDestination(p object, d *eventgrid.Destination) error {
 // (docs/design.md#storagequeue-destination): an account-level
 // connectionString, queueName and the optional
 // queueMessageTimeToLiveInSeconds (-1: never expires; else 1 to 7 days).
-func decodeStorageQueue(p object, d *eventgrid.Destination) error {
+func decodeStorageQueue(p object, d *eventgrid.Destination, k *kept) error {
 	var err error
 	if d.ConnectionString, _, err = p.str(eventgrid.EInvalidDestination, "connectionString"); err != nil {
 		return err
 	}
-	if d.ConnectionString == "" {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required for a StorageQueue destination.", p.field("connectionString"))
+	if k.target, err = standIns(p, "accountName", "queueEndpoint"); err != nil {
+		return err
 	}
-	if _, err := azconn.ParseStorage(d.ConnectionString); err != nil {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("connectionString"), err.Error())
+	switch {
+	case d.ConnectionString == "" && k.target == nil:
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required for a StorageQueue destination.", p.field("connectionString"))
+	case d.ConnectionString != "":
+		if _, err := azconn.ParseStorage(d.ConnectionString); err != nil {
+			return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("connectionString"), err.Error())
+		}
 	}
 	if d.QueueName, _, err = p.str(eventgrid.EInvalidDestination, "queueName"); err != nil {
 		return err

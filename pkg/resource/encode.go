@@ -103,8 +103,9 @@ type DeliveryStatus struct {
 	Queue *QueueStatus `json:"-"`
 }
 
-// Destination is the response shape of a destination. The EventGrid
-// destination's sasKey is a secret and is never returned.
+// Destination is the response shape of a destination. Its secrets are
+// never returned (docs/api.md#secrets): not the EventGrid destination's
+// sasKey, nor a signing secret, nor a connection string, nor a URL's query.
 type Destination struct {
 	EndpointType eventgrid.EndpointType `json:"endpointType"`
 	Properties   DestinationProperties  `json:"properties"`
@@ -112,11 +113,22 @@ type Destination struct {
 
 // DestinationProperties holds a destination's properties.
 type DestinationProperties struct {
-	EndpointURL string `json:"endpointUrl,omitempty"`
-	TopicName   string `json:"topicName,omitempty"`
-	OutputName  string `json:"outputName,omitempty"`
-	// QueueName and QueueMessageTimeToLiveInSeconds are StorageQueue's; its
-	// connection string is a secret and is never returned.
+	// EndpointURL is the URL when no part of it may hold a secret; else
+	// EndpointBaseURL is the URL without its query, user information and
+	// fragment, and getFullUrl reads the whole (docs/api.md#secrets).
+	EndpointURL     string `json:"endpointUrl,omitempty"`
+	EndpointBaseURL string `json:"endpointBaseUrl,omitempty"`
+	TopicName       string `json:"topicName,omitempty"`
+	OutputName      string `json:"outputName,omitempty"`
+	// Namespace and EntityPath are the Event Hubs or Service Bus entity the
+	// connection string names; AccountName and QueueEndpoint the storage
+	// account and queue service of a StorageQueue's. They stand for the
+	// connection string, a secret, which is never returned.
+	Namespace     string `json:"namespace,omitempty"`
+	EntityPath    string `json:"entityPath,omitempty"`
+	AccountName   string `json:"accountName,omitempty"`
+	QueueEndpoint string `json:"queueEndpoint,omitempty"`
+	// QueueName and QueueMessageTimeToLiveInSeconds are StorageQueue's.
 	QueueName                       string `json:"queueName,omitempty"`
 	QueueMessageTimeToLiveInSeconds int    `json:"queueMessageTimeToLiveInSeconds,omitempty"`
 	MaxEventsPerBatch               int    `json:"maxEventsPerBatch,omitempty"`
@@ -175,22 +187,7 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 			Topic:               s.Topic,
 			ManagedBy:           s.Owner.String(),
 			EventDeliverySchema: s.EventDeliverySchema,
-			Destination: Destination{
-				EndpointType: s.Destination.EndpointType,
-				Properties: DestinationProperties{
-					EndpointURL: s.Destination.EndpointURL,
-					TopicName:   s.Destination.TopicName,
-					OutputName:  s.Destination.OutputName,
-					QueueName:   s.Destination.QueueName,
-
-					QueueMessageTimeToLiveInSeconds: s.Destination.QueueMessageTTLSeconds,
-					MaxEventsPerBatch:               s.Destination.MaxEventsPerBatch,
-					PreferredBatchSizeInKilobytes:   s.Destination.PreferredBatchSizeInKilobytes,
-					ContentMode:                     s.Destination.ContentMode,
-					Validation:                      s.Destination.Validation,
-					DeliveryAttributeMappings:       encodeDeliveryAttributes(s.Destination.DeliveryAttributes),
-				},
-			},
+			Destination:         newDestination(s.Destination),
 		},
 	}
 	if p := s.RetryPolicy; p != nil {
@@ -200,8 +197,7 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 		r.Properties.PersistencePolicy = &PersistencePolicy{IsPersisted: p.IsPersisted}
 	}
 	if d := s.DeadLetter; d != nil {
-		r.Properties.DeadLetterDestination = &DeadLetterDestination{EndpointType: d.EndpointType}
-		r.Properties.DeadLetterDestination.Properties.BlobContainerName = d.ContainerName
+		r.Properties.DeadLetterDestination = newDeadLetterDestination(d)
 	}
 	if f := s.Filter; f != nil {
 		rf := &Filter{
@@ -232,5 +228,45 @@ type DeadLetterDestination struct {
 	EndpointType eventgrid.EndpointType `json:"endpointType"`
 	Properties   struct {
 		BlobContainerName string `json:"blobContainerName"`
+		// AccountName and BlobEndpoint are the storage account and blob
+		// service the connection string names; they stand for it, a
+		// secret, which is never returned.
+		AccountName  string `json:"accountName,omitempty"`
+		BlobEndpoint string `json:"blobEndpoint,omitempty"`
 	} `json:"properties"`
+}
+
+// newDestination builds the response shape of d, without its secrets.
+func newDestination(d eventgrid.Destination) Destination {
+	p := DestinationProperties{
+		TopicName:  d.TopicName,
+		OutputName: d.OutputName,
+		QueueName:  d.QueueName,
+
+		QueueMessageTimeToLiveInSeconds: d.QueueMessageTTLSeconds,
+		MaxEventsPerBatch:               d.MaxEventsPerBatch,
+		PreferredBatchSizeInKilobytes:   d.PreferredBatchSizeInKilobytes,
+		ContentMode:                     d.ContentMode,
+		Validation:                      d.Validation,
+		DeliveryAttributeMappings:       encodeDeliveryAttributes(d.DeliveryAttributes),
+	}
+	if base := EndpointBaseURL(d.EndpointURL); base == d.EndpointURL {
+		p.EndpointURL = d.EndpointURL
+	} else {
+		p.EndpointBaseURL = base
+	}
+	t := destinationTarget(d)
+	p.Namespace, p.EntityPath = t["namespace"], t["entityPath"]
+	p.AccountName, p.QueueEndpoint = t["accountName"], t["queueEndpoint"]
+	return Destination{EndpointType: d.EndpointType, Properties: p}
+}
+
+// newDeadLetterDestination builds the response shape of d, without its
+// connection string.
+func newDeadLetterDestination(d *eventgrid.DeadLetterDestination) *DeadLetterDestination {
+	r := &DeadLetterDestination{EndpointType: d.EndpointType}
+	r.Properties.BlobContainerName = d.ContainerName
+	t := storageTarget(d.ConnectionString, "blob")
+	r.Properties.AccountName, r.Properties.BlobEndpoint = t["accountName"], t["blobEndpoint"]
+	return r
 }

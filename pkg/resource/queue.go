@@ -15,13 +15,16 @@ import (
 // returns a nil config for a push subscription (deliveryMode Push or no
 // deliveryConfiguration), and the queue's dead-letter destination if it
 // names one. A queue subscription must not also have a destination.
-func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.DeadLetterDestination, error) {
+func decodeDeliveryConfiguration(o object, k *kept) (*eventgrid.QueueConfig, *eventgrid.DeadLetterDestination, error) {
 	raw, _, ok := o.get("deliveryConfiguration")
 	if !ok {
 		return nil, nil, nil
 	}
 	dc, err := parseObject(raw, o.field("deliveryConfiguration"), eventgrid.EInvalidDelivery)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := dc.check(deliveryConfigurationShape); err != nil {
 		return nil, nil, err
 	}
 	mode, ok, err := dc.str(eventgrid.EInvalidDelivery, "deliveryMode")
@@ -43,6 +46,9 @@ func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.D
 	qraw, _, _ := dc.get("queue")
 	q, err := parseObject(qraw, dc.field("queue"), eventgrid.EInvalidDelivery)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := q.check(queueShape); err != nil {
 		return nil, nil, err
 	}
 	cfg := &eventgrid.QueueConfig{
@@ -67,7 +73,7 @@ func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.D
 		}
 		cfg.EventTimeToLive, cfg.EventTimeToLiveText = d, ttl
 	}
-	dl, err := decodeDeadLetter(q)
+	dl, err := decodeDeadLetter(q, k)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -103,6 +109,9 @@ func decodeFiltersConfiguration(o object) (*eventgrid.Filter, error) {
 	}
 	p, err := parseObject(raw, o.field(name), eventgrid.EInvalidFilter)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.check(filtersConfigurationShape); err != nil {
 		return nil, err
 	}
 	f := &eventgrid.Filter{}

@@ -201,6 +201,22 @@ func TestSendFailures(t *testing.T) {
 			t.Fatalf("got %+v", r)
 		}
 	})
+	// Each kind names itself in its errors, which deliveryStatus.lastError
+	// and the logs show.
+	t.Run("kind named", func(t *testing.T) {
+		for typ, entity := range map[eventgrid.EndpointType]string{
+			eventgrid.EventHub:        servicebustest.EventHub,
+			eventgrid.ServiceBusQueue: servicebustest.Queue,
+			eventgrid.ServiceBusTopic: servicebustest.Topic,
+		} {
+			cs := ns.AddEntity(entity, "named-"+entity)
+			ns.Fail(http.StatusInternalServerError, "")
+			want := strings.ToLower(string(typ)) + ": destination answered 500"
+			if err := s.Send(ctx, batch(typ, cs, false, nil, ev1)); err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s: error %v, want it to start %q", typ, err, want)
+			}
+		}
+	})
 }
 
 func TestSendReturnsWhenContextEnds(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
+	"github.com/edgegrid/edgegrid/pkg/azconn"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
@@ -102,7 +103,13 @@ func (s *Sender) client(sub *eventgrid.EventSubscription) (*azqueue.QueueClient,
 	}
 	// The engine retries; the SDK's own retries would only hide failures.
 	opts := &azqueue.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}
-	q, err := azqueue.NewQueueClientFromConnectionString(d.ConnectionString, d.QueueName, opts)
+	// The SDK reads keys in their documented case only: it gets the string
+	// as the PUT read it (azconn), in the form it takes.
+	st, err := azconn.ParseStorage(d.ConnectionString)
+	if err != nil {
+		return nil, &Error{Err: errors.New("the connection string is not usable")}
+	}
+	q, err := azqueue.NewQueueClientFromConnectionString(st.ConnectionString(), d.QueueName, opts)
 	if err != nil {
 		return nil, &Error{Err: errors.New("the connection string is not usable")}
 	}

@@ -58,6 +58,16 @@ func TestSender(t *testing.T) {
 			t.Errorf("missing queue: %v (%+v)", err, r)
 		}
 	})
+	// Keys in any case, spaces and empty segments pass at PUT; the SDK,
+	// which reads keys in their documented case only, must be given the
+	// string in that form.
+	t.Run("KeysInAnyCase", func(t *testing.T) {
+		loose := strings.NewReplacer("AccountName=", " accountname = ", "AccountKey=", "ACCOUNTKEY=", "QueueEndpoint=", ";queueendpoint=").Replace(connStr)
+		other := &eventgrid.EventSubscription{UID: 3, Name: "l", Destination: sub(loose, "events", 0).Destination}
+		if err := s.Send(ctx, &delivery.Batch{Subscription: other, Bodies: bodies[:1]}); err != nil {
+			t.Errorf("Send with %q: %v", loose, err)
+		}
+	})
 	t.Run("WrongKey", func(t *testing.T) {
 		wrong := "AAAA" + azurite.Key[4:]
 		other := &eventgrid.EventSubscription{UID: 2, Name: "w", Destination: sub(az.ConnectionString(wrong), "events", 0).Destination}

@@ -30,6 +30,24 @@ type TopicProperties struct {
 	// (eventgrid.Owner.String); absent when the REST API does. Read-only: a
 	// PUT ignores it.
 	ManagedBy string `json:"managedBy,omitempty"`
+	// Stats counts what the topic received (docs/console.md). Read-only:
+	// a PUT ignores it.
+	Stats *TopicStats `json:"stats,omitempty"`
+}
+
+// TopicStats counts a topic's traffic since it was created in this
+// process.
+type TopicStats struct {
+	// Received counts the events accepted on the topic.
+	Received int64 `json:"received"`
+	// Unmatched counts the accepted events no subscription's filter took.
+	Unmatched int64 `json:"unmatched"`
+	// PublishRequestsRefused counts the publish requests answered with an
+	// error.
+	PublishRequestsRefused int64 `json:"publishRequestsRefused"`
+	// LastReceivedTime is when the topic last accepted an event, RFC 3339;
+	// absent before the first.
+	LastReceivedTime string `json:"lastReceivedTime,omitempty"`
 }
 
 // NewTopic builds the response for t. idPrefix is

@@ -28,6 +28,12 @@ func TestRegistry_EndpointURLHostAndPort(t *testing.T) {
 		{"http://h:1/x", ""},
 		{"http://[::1]:8080/x", ""},
 		{"http://h:/x", ""}, // an empty port means the scheme's
+		// A placeholder left in an example never resolves.
+		{"https://<topic>.westus2-1.eventgrid.azure.net/api/events", field + `host "<topic>.westus2-1.eventgrid.azure.net" is not a host name`},
+		{"http://$HOST:8080/x", field + `host "$HOST" is not a host name`},
+		{"http://a_b.example:8080/x", ""},
+		{"http://bücher.example/x", ""},
+		{"http://[fe80::1%25eth0]:8080/x", ""},
 	}
 	for i, tt := range tests {
 		sub := hook("t", fmt.Sprint("s", i))

@@ -20,6 +20,7 @@ var docPages = map[string]func(*testing.T, *doctest.Page){
 	"configuration.md": noBlocks,
 	"delivery.md":      noBlocks,
 	"design.md":        noBlocks,
+	"live-config.md":   runLiveConfigPage,
 	"metrics.md":       noBlocks,
 	"performance.md":   noBlocks,
 	"pull-delivery.md": runPullDeliveryPage,
@@ -158,4 +159,24 @@ func runSecurityPage(t *testing.T, p *doctest.Page) {
 		t.Fatalf("the call with the key was refused, or the one without it was not:\n%s", out)
 	}
 	doctest.WaitClosed(t, s.ports.Replace("127.0.0.1:4438"), 30*time.Second)
+}
+
+// runLiveConfigPage runs "Trying it with a file" of docs/live-config.md: the
+// broker following a declaration file, a second subscription skipped for a
+// misspelt member and reported by /readyz, a JSON mistake reported with its
+// line and column while the last good declaration stays.
+func runLiveConfigPage(t *testing.T, p *doctest.Page) {
+	s := startDocShell(t)
+	blocks := p.Claim(t, "## Trying it with a file", "sh")
+	if len(blocks) != 2 {
+		t.Fatalf("live-config.md's try-out has %d sh blocks, want 2", len(blocks))
+	}
+	s.run(blocks[0], 5*time.Minute, nil, `"name":"hot"`, `"managedBy":"desired_config_file:bin/desired.json"`)
+	out := s.run(blocks[1], time.Minute, nil,
+		`"cold":`, `filter.subjectBeginWith is not a known member; did you mean subjectBeginsWith?`,
+		`line 1, column`, `"name":"hot"`)
+	if strings.Contains(out, "properties.filter") {
+		t.Fatalf("an entry's error names the API's properties level, which a declaration does not have:\n%s", out)
+	}
+	doctest.WaitClosed(t, s.ports.Replace("127.0.0.1:5888"), 30*time.Second)
 }

@@ -1,8 +1,6 @@
 package tests_test
 
 import (
-	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,14 +16,7 @@ import (
 // try-out runs against a real mosquitto; the cloud examples are pasted as
 // they are and must be refused, naming the placeholder's field.
 func runDestinationsPage(t *testing.T, p *doctest.Page) {
-	readme := loadReadme(t)
-	walk := readmeWalk(t, readme)
-	b := startBroker(t, merge(readmeBrokerEnv(t, readme), "api__httpPort", "0", "api__httpsPort", "0"))
-	// The page's programs listen on 8081 and 8082, the README's subscriber
-	// on 8080: each gets a free port.
-	s := startDocShell(t, "127.0.0.1:5888", strings.TrimPrefix(b.URL, "http://"), "127.0.0.1:8080", doctest.FreeAddr(t),
-		"127.0.0.1:8081", doctest.FreeAddr(t), "127.0.0.1:8082", doctest.FreeAddr(t))
-	s.run(walk[0], 3*time.Minute, nil, `"name":"sampleSubscription1"`)
+	s, walk := startReadmeShell(t), readmeWalk(t, loadReadme(t))
 
 	t.Run("CloudEventsReceiver", func(t *testing.T) {
 		s := s.in(t)
@@ -75,47 +66,4 @@ func runDestinationsPage(t *testing.T, p *doctest.Page) {
 		return
 	}
 	s.run(walk[1], time.Minute, nil)
-}
-
-// readmeBrokerEnv returns the settings the README's first command gives the
-// broker: the NAME=value words before "go run ./module".
-func readmeBrokerEnv(t testing.TB, readme *doctest.Page) map[string]string {
-	t.Helper()
-	env := map[string]string{}
-	for _, w := range strings.Fields(readmeBrokerCommand(t, readme)) {
-		k, v, ok := strings.Cut(w, "=")
-		if !ok {
-			break
-		}
-		env[k] = v
-	}
-	if len(env) == 0 {
-		t.Fatal("the README's first command sets no settings")
-	}
-	return env
-}
-
-// in returns the shell for a subtest: failures are reported there.
-func (s *docShell) in(t *testing.T) *docShell {
-	c := *s
-	c.t = t
-	return &c
-}
-
-// replace adds replacements of the page's text (old, new pairs) before the
-// shell's own.
-func (s *docShell) replace(pairs ...string) {
-	s.ports = strings.NewReplacer(append(pairs, s.pairs...)...)
-}
-
-// waitFor waits until the shell has printed want: what a background program
-// of the page prints.
-func (s *docShell) waitFor(want string) {
-	s.t.Helper()
-	eventually(s.t, time.Minute, func() error {
-		if !strings.Contains(s.Output(), want) {
-			return errors.New("the shell has not printed " + want + " yet")
-		}
-		return nil
-	})
 }

@@ -1,6 +1,7 @@
 package tests_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,7 +17,7 @@ import (
 // it has none, so that a block added later must be run too). Each page's
 // shell, Go programs and brokers are its own.
 var docPages = map[string]func(*testing.T, *doctest.Page){
-	"api.md":           noBlocks,
+	"api.md":           runAPIPage,
 	"configuration.md": noBlocks,
 	"delivery.md":      noBlocks,
 	"design.md":        noBlocks,
@@ -147,35 +148,60 @@ func (s *docShell) write(b *doctest.Block, path string) {
 	b.MarkRun()
 }
 
-// runSecurityPage runs "HTTPS with SAS keys, locally" of docs/security.md:
-// the broker started with a key, a call with it and one without, and the
-// broker stopped by its process id.
-func runSecurityPage(t *testing.T, p *doctest.Page) {
-	s := startDocShell(t)
-	b := p.Claim(t, "## HTTPS with SAS keys, locally", "sh")[0]
-	out := s.run(b, 5*time.Minute, []string{"Unauthorized"}, "[]", `{"error":{"code":"Unauthorized"`)
-	if strings.Contains(out, "Unauthorized") && strings.Index(out, "[]") > strings.Index(out, "Unauthorized") {
-		t.Fatalf("the call with the key was refused, or the one without it was not:\n%s", out)
-	}
-	doctest.WaitClosed(t, s.ports.Replace("127.0.0.1:4438"), 30*time.Second)
+// startReadmeShell starts the README's broker (the test's binary with the
+// settings of the README's first command) and a shell in which the
+// README's walk-through has run: the state the pages that build on it
+// start from. The README's subscriber gets a free port, and so do the
+// programs on 8081 and 8082.
+func startReadmeShell(t *testing.T) *docShell {
+	t.Helper()
+	readme := loadReadme(t)
+	b := startBroker(t, merge(readmeBrokerEnv(t, readme), "api__httpPort", "0", "api__httpsPort", "0"))
+	s := startDocShell(t, "127.0.0.1:5888", strings.TrimPrefix(b.URL, "http://"), "127.0.0.1:8080", doctest.FreeAddr(t),
+		"127.0.0.1:8081", doctest.FreeAddr(t), "127.0.0.1:8082", doctest.FreeAddr(t))
+	s.run(readmeWalk(t, readme)[0], 3*time.Minute, nil, `"name":"sampleSubscription1"`)
+	return s
 }
 
-// runLiveConfigPage runs "Trying it with a file" of docs/live-config.md: the
-// broker following a declaration file, a second subscription skipped for a
-// misspelt member and reported by /readyz, a JSON mistake reported with its
-// line and column while the last good declaration stays.
-func runLiveConfigPage(t *testing.T, p *doctest.Page) {
-	s := startDocShell(t)
-	blocks := p.Claim(t, "## Trying it with a file", "sh")
-	if len(blocks) != 2 {
-		t.Fatalf("live-config.md's try-out has %d sh blocks, want 2", len(blocks))
+// readmeBrokerEnv returns the settings the README's first command gives the
+// broker: the NAME=value words before "go run ./module".
+func readmeBrokerEnv(t testing.TB, readme *doctest.Page) map[string]string {
+	t.Helper()
+	env := map[string]string{}
+	for _, w := range strings.Fields(readmeBrokerCommand(t, readme)) {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok {
+			break
+		}
+		env[k] = v
 	}
-	s.run(blocks[0], 5*time.Minute, nil, `"name":"hot"`, `"managedBy":"desired_config_file:bin/desired.json"`)
-	out := s.run(blocks[1], time.Minute, nil,
-		`"cold":`, `filter.subjectBeginWith is not a known member; did you mean subjectBeginsWith?`,
-		`line 1, column`, `"name":"hot"`)
-	if strings.Contains(out, "properties.filter") {
-		t.Fatalf("an entry's error names the API's properties level, which a declaration does not have:\n%s", out)
+	if len(env) == 0 {
+		t.Fatal("the README's first command sets no settings")
 	}
-	doctest.WaitClosed(t, s.ports.Replace("127.0.0.1:5888"), 30*time.Second)
+	return env
+}
+
+// in returns the shell for a subtest: failures are reported there.
+func (s *docShell) in(t *testing.T) *docShell {
+	c := *s
+	c.t = t
+	return &c
+}
+
+// replace adds replacements of the page's text (old, new pairs) before the
+// shell's own.
+func (s *docShell) replace(pairs ...string) {
+	s.ports = strings.NewReplacer(append(pairs, s.pairs...)...)
+}
+
+// waitFor waits until the shell has printed want: what a background program
+// of the page prints.
+func (s *docShell) waitFor(want string) {
+	s.t.Helper()
+	eventually(s.t, time.Minute, func() error {
+		if !strings.Contains(s.Output(), want) {
+			return errors.New("the shell has not printed " + want + " yet")
+		}
+		return nil
+	})
 }

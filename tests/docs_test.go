@@ -33,7 +33,7 @@ var docPages = map[string]func(*testing.T, *doctest.Page){
 var docPagesNotRun = map[string]string{
 	"console.md":    "its inspection API is still being built; the console's tests will opt the page in",
 	"deployment.md": "its blocks build container images and run them under Docker",
-	"kubernetes.md": "its blocks need a Kubernetes cluster; tests/kubernetes installs and renders the chart",
+	"kubernetes.md": "its install blocks need a Kubernetes cluster; tests/kubernetes runs its helm-less preview (TestDocsPreview) and installs the chart",
 }
 
 // TestDocs runs every hands-on block of docs/ the way a reader pastes it:

@@ -37,7 +37,13 @@ type Options struct {
 	// the subscription as validated and the one it replaces (nil when it is
 	// new), without the registry's lock held: it may take a while, and its
 	// error refuses the put. The webhook validation handshakes use it.
-	Handshake func(ctx context.Context, old, sub *eventgrid.EventSubscription) error
+	//
+	// onStored, when not nil, is how what the handshake agreed takes
+	// effect: the registry calls it once with the stored subscription, with
+	// its lock held and before the observer hears of the change, and never
+	// when the put is refused or starts over. It must not block and must
+	// not call back into the registry.
+	Handshake func(ctx context.Context, old, sub *eventgrid.EventSubscription) (onStored func(stored *eventgrid.EventSubscription), err error)
 	// EdgeHubAvailable says whether the broker can reach edgeHub (under IoT
 	// Edge, or with an MQTT endpoint configured).
 	EdgeHubAvailable bool

@@ -105,16 +105,16 @@ func TestRegistry_Handshake(t *testing.T) {
 	var fail atomic.Bool
 	var r *registry.Registry
 	r, obs := MustNew(t, func(o *registry.Options) {
-		o.Handshake = func(ctx context.Context, old, sub *eventgrid.EventSubscription) error {
+		o.Handshake = func(ctx context.Context, old, sub *eventgrid.EventSubscription) (func(*eventgrid.EventSubscription), error) {
 			// The registry's lock is not held: writing works.
 			if _, _, err := r.PutTopic(ctx, eventgrid.Topic{Name: "other"}); err != nil {
-				return err
+				return nil, err
 			}
 			calls = append(calls, call{old, sub})
 			if fail.Load() {
-				return eventgrid.Errorf(eventgrid.EInvalidDestination, "endpoint said no")
+				return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "endpoint said no")
 			}
-			return nil
+			return nil, nil
 		}
 	})
 	MustPutTopic(t, r, "T", "")
@@ -161,12 +161,12 @@ func TestRegistry_HandshakeRace(t *testing.T) {
 	var r *registry.Registry
 	var olds []*eventgrid.EventSubscription
 	r, _ = MustNew(t, func(o *registry.Options) {
-		o.Handshake = func(ctx context.Context, old, _ *eventgrid.EventSubscription) error {
+		o.Handshake = func(ctx context.Context, old, _ *eventgrid.EventSubscription) (func(*eventgrid.EventSubscription), error) {
 			olds = append(olds, old)
 			if len(olds) == 2 {
-				return r.DeleteSubscription(ctx, "t", "s")
+				return nil, r.DeleteSubscription(ctx, "t", "s")
 			}
-			return nil
+			return nil, nil
 		}
 	})
 	MustPutTopic(t, r, "t", "")
@@ -183,7 +183,7 @@ func TestRegistry_HandshakeRace(t *testing.T) {
 	}
 }
 
-// TestRegistry_HandshakeCommit: what a handshake asks to run on commit runs
+// TestRegistry_HandshakeCommit: the commit step a handshake returns runs
 // once the subscription is stored, before the observer hears of it, and
 // never for a put that is refused or starts over.
 func TestRegistry_HandshakeCommit(t *testing.T) {
@@ -193,17 +193,15 @@ func TestRegistry_HandshakeCommit(t *testing.T) {
 	var obs *mock.SubscriptionObserver
 	r, obs = MustNew(t, func(o *registry.Options) {
 		o.MaxSubscriptionsPerTopic = 1
-		o.Handshake = func(ctx context.Context, old, sub *eventgrid.EventSubscription) error {
+		o.Handshake = func(ctx context.Context, old, sub *eventgrid.EventSubscription) (func(*eventgrid.EventSubscription), error) {
 			name := sub.Name
-			if !eventgrid.OnCommit(ctx, func(stored *eventgrid.EventSubscription) {
+			onStored := func(stored *eventgrid.EventSubscription) {
 				committed = append(committed, fmt.Sprintf("%s:%d:%d", name, stored.UID, len(changes(obs))))
-			}) {
-				t.Error("OnCommit found no hooks in the handshake's context")
 			}
 			if deleteDuring.Swap(false) {
-				return r.DeleteSubscription(ctx, "t", "s")
+				return onStored, r.DeleteSubscription(ctx, "t", "s")
 			}
-			return nil
+			return onStored, nil
 		}
 	})
 	MustPutTopic(t, r, "t", "")
@@ -220,8 +218,5 @@ func TestRegistry_HandshakeCommit(t *testing.T) {
 	second := MustPutSubscription(t, r, "t", "s")
 	if len(committed) != 2 || !strings.HasPrefix(committed[1], fmt.Sprintf("s:%d:", second.UID)) {
 		t.Fatalf("committed %v, want one more, for the put that started over", committed)
-	}
-	if eventgrid.OnCommit(t.Context(), func(*eventgrid.EventSubscription) {}) {
-		t.Error("OnCommit outside a handshake reported hooks")
 	}
 }

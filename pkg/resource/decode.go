@@ -223,19 +223,14 @@ func decodeDestination(o object, k *kept) (eventgrid.Destination, error) {
 		return d, err
 	}
 	k.dest = p.path
-	if et == eventgrid.WebHook || et == eventgrid.EventGrid {
-		if err := decodeURL(p, &d, k); err != nil {
-			return d, err
-		}
+	if err := decodeTypeMembers(p, &d, k); err != nil {
+		return d, err
 	}
 	if err := decodeWebhookInterop(p, &d); err != nil {
 		return d, err
 	}
 	k.signingSecret = !p.has("signingSecret")
 	if err := decodeDeliveryAttributes(p, &d, k); err != nil {
-		return d, err
-	}
-	if err := decodeBrokerDestination(p, &d, k); err != nil {
 		return d, err
 	}
 	if d.MaxEventsPerBatch, _, err = p.positiveInt(eventgrid.EInvalidDelivery, "maxEventsPerBatch"); err != nil {
@@ -245,30 +240,6 @@ func decodeDestination(o object, k *kept) (eventgrid.Destination, error) {
 		return d, err
 	}
 	return d, nil
-}
-
-// decodeURL reads the endpointUrl of a WebHook or EventGrid destination,
-// and an EventGrid destination's sasKey and topicName. It records a URL left
-// out for endpointBaseUrl, and a sasKey left out, for kept.
-func decodeURL(p object, d *eventgrid.Destination, k *kept) error {
-	var err error
-	if d.EndpointURL, _, err = p.str(eventgrid.EInvalidDestination, "endpointUrl"); err != nil {
-		return err
-	}
-	if d.EndpointURL == "" {
-		if k.baseURL, _, err = p.str(eventgrid.EInvalidDestination, "endpointBaseUrl"); err != nil {
-			return err
-		}
-	}
-	if d.EndpointType != eventgrid.EventGrid {
-		return nil
-	}
-	if d.SASKey, _, err = p.str(eventgrid.EInvalidDestination, "sasKey"); err != nil {
-		return err
-	}
-	k.sasKey = !p.has("sasKey")
-	d.TopicName, _, err = p.str(eventgrid.EInvalidDestination, "topicName")
-	return err
 }
 
 // decodeDeliverySchema reads eventDeliverySchema from the properties or, as

@@ -78,8 +78,8 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 		return err
 	}
 	var opts *azqueue.EnqueueMessageOptions
-	if ttl := b.Subscription.Destination.QueueMessageTTLSeconds; ttl != 0 {
-		t := int32(ttl)
+	if ttl := b.Subscription.Destination.QueueMessageTTLSeconds; ttl != nil {
+		t := int32(*ttl)
 		opts = &azqueue.EnqueueMessageOptions{TimeToLive: &t}
 	}
 	for i, body := range b.Bodies {

@@ -103,20 +103,9 @@ func decodeSubscriptionProperties(props []byte, prefix, topic, name string, stor
 	if err := o.check(subscriptionPropertiesShape); err != nil {
 		return sub, err
 	}
-
-	t, tname, err := o.namedStr(eventgrid.ETopicNameMismatch, "topic", "topicName")
-	if err != nil {
+	if sub.Topic, err = subscriptionTopic(o, topic); err != nil {
 		return sub, err
 	}
-	switch {
-	case tname != "" && topic == "":
-		sub.Topic = t
-	case tname != "" && !strings.EqualFold(t, topic):
-		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is %q but the request is for topic %q.", o.field(tname), t, topic)
-	case topic == "":
-		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is required.", o.field("topic"))
-	}
-
 	queue, queueDeadLetter, err := decodeDeliveryConfiguration(o, &k)
 	if err != nil {
 		return sub, err
@@ -154,6 +143,24 @@ func decodeSubscriptionProperties(props []byte, prefix, topic, name string, stor
 		}
 	}
 	return sub, k.apply(&sub, stored)
+}
+
+// subscriptionTopic returns the topic of a subscription's properties o: the
+// one they name (topic or topicName), which must equal topic, ignoring
+// case, when topic is not empty.
+func subscriptionTopic(o object, topic string) (string, error) {
+	t, tname, err := o.namedStr(eventgrid.ETopicNameMismatch, "topic", "topicName")
+	switch {
+	case err != nil:
+		return topic, err
+	case tname != "" && topic == "":
+		return t, nil
+	case tname != "" && !strings.EqualFold(t, topic):
+		return topic, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is %q but the request is for topic %q.", o.field(tname), t, topic)
+	case topic == "":
+		return topic, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is required.", o.field("topic"))
+	}
+	return topic, nil
 }
 
 func parseBody(body []byte) (object, error) {

@@ -15,12 +15,10 @@ import (
 var _ delivery.Sender = (*Sender)(nil)
 
 // Sender is the fake of delivery.Sender: SendFn answers each batch (a nil
-// SendFn accepts every one), and every call is recorded with copies of
-// what it was given, so that a test can read it after the engine has
-// reused the batch. A call is recorded when Send is entered, so that a
-// test sees the requests still in flight, and completed when SendFn
-// returns. Sender keeps the contract of pkg/testkit/sendertest and is safe
-// for concurrent use when SendFn is.
+// SendFn accepts every one), and every call is recorded, when it returns,
+// with copies of what it was given, so that a test can read it after the
+// engine has reused the batch. Sender keeps the contract of
+// pkg/testkit/sendertest and is safe for concurrent use when SendFn is.
 type Sender struct {
 	SendFn func(ctx context.Context, b *delivery.Batch) error
 	// Now stamps the calls; nil means time.Now. A test on a fake clock
@@ -33,7 +31,7 @@ type Sender struct {
 	accepted atomic.Int64
 
 	mu    sync.Mutex
-	calls []*SendCall
+	calls []SendCall
 }
 
 // SendCall is one call to Sender.Send.
@@ -44,9 +42,8 @@ type SendCall struct {
 	Subscription  string
 	Bodies        [][]byte
 	DeliveryCount int
-	// Returned says whether Send has returned, and Err what it returned.
-	Returned bool
-	Err      error
+	// Err is what Send returned.
+	Err error
 }
 
 // IDs returns the "id" of each event of the call, in order.
@@ -59,22 +56,19 @@ func (c SendCall) IDs() []string {
 	return ids
 }
 
-// Send implements delivery.Sender: it records the call, then returns what
-// SendFn returns.
+// Send implements delivery.Sender: it returns what SendFn returns, and
+// records the call.
 func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
-	var call *SendCall
+	var call SendCall
 	if !s.Discard {
 		now := time.Now
 		if s.Now != nil {
 			now = s.Now
 		}
-		call = &SendCall{At: now(), Subscription: b.Subscription.Name, DeliveryCount: b.DeliveryCount, Bodies: make([][]byte, len(b.Bodies))}
+		call = SendCall{At: now(), Subscription: b.Subscription.Name, DeliveryCount: b.DeliveryCount, Bodies: make([][]byte, len(b.Bodies))}
 		for i, body := range b.Bodies {
 			call.Bodies[i] = bytes.Clone(body)
 		}
-		s.mu.Lock()
-		s.calls = append(s.calls, call)
-		s.mu.Unlock()
 	}
 	var err error
 	if s.SendFn != nil {
@@ -83,24 +77,21 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	if err == nil {
 		s.accepted.Add(int64(len(b.Bodies)))
 	}
-	if call != nil {
+	if !s.Discard {
+		call.Err = err
 		s.mu.Lock()
-		call.Returned, call.Err = true, err
+		s.calls = append(s.calls, call)
 		s.mu.Unlock()
 	}
 	return err
 }
 
-// Calls returns copies of the calls so far, in the order they were made.
+// Calls returns the calls that have returned so far, in the order they
+// returned.
 func (s *Sender) Calls() []SendCall {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]SendCall, len(s.calls))
-	for i, c := range s.calls {
-		out[i] = *c
-		out[i].Bodies = slices.Clone(c.Bodies)
-	}
-	return out
+	return slices.Clone(s.calls)
 }
 
 // Accepted returns how many events were in the batches Send returned nil
@@ -112,7 +103,7 @@ func (s *Sender) Accepted() int { return int(s.accepted.Load()) }
 func (s *Sender) Delivered(subscription string) map[string]int {
 	m := map[string]int{}
 	for _, c := range s.Calls() {
-		if c.Subscription == subscription && c.Returned && c.Err == nil {
+		if c.Subscription == subscription && c.Err == nil {
 			for _, id := range c.IDs() {
 				m[id]++
 			}

@@ -29,7 +29,7 @@ func TestSender_Fake(t *testing.T) {
 			Received: func(testing.TB) [][]byte {
 				var bodies [][]byte
 				for _, c := range s.Calls() {
-					if c.Returned && c.Err == nil {
+					if c.Err == nil {
 						bodies = append(bodies, c.Bodies...)
 					}
 				}

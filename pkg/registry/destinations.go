@@ -13,10 +13,10 @@ import (
 )
 
 // A destination's rules live here, one function per endpoint type
-// (docs/design.md#adding-a-destination). Decoding (package resource) only reads the
-// members a type has; everything about what they hold is checked by the
-// type's rule, before a subscription is stored, whichever way it came (the
-// REST API or a declaration). No error text holds a secret.
+// (docs/design.md#adding-a-destination). Decoding (package resource) only
+// reads the members a type has; everything about what they hold is checked
+// by the type's rule, before a subscription is stored, whichever way it
+// came (the REST API or a declaration). No error text holds a secret.
 
 // destinationRule checks the destination of sub, a push subscription whose
 // batching settings are already known to be within bounds.

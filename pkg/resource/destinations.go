@@ -1,15 +1,13 @@
 package resource
 
-import (
-	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-)
+import "github.com/edgegrid/edgegrid/pkg/eventgrid"
 
 // decodeTypeMembers reads the members that belong to d's endpoint type,
 // one case per type (their names are in destinationMembers). It only
-// reads: whether what they hold is acceptable is the registry's rule of
-// the type to decide (docs/design.md#adding-a-destination). Connection strings are
-// secrets: no error text holds one. A secret left out for the read-only
-// members GET shows in its place is recorded for kept.
+// reads: whether what they hold is acceptable is for the registry's rule
+// of the type to decide (docs/design.md#adding-a-destination). Connection
+// strings are secrets: no error text holds one. A secret left out for the
+// read-only members GET shows in its place is recorded for kept.
 func decodeTypeMembers(p object, d *eventgrid.Destination, k *kept) error {
 	var err error
 	switch d.EndpointType {

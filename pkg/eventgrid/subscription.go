@@ -116,9 +116,9 @@ type Destination struct {
 	ConnectionString string
 	// QueueName is the StorageQueue queue.
 	QueueName string
-	// QueueMessageTTLSeconds is a StorageQueue message's time to live: 0
-	// means not set (the service's default), -1 never expires.
-	QueueMessageTTLSeconds int
+	// QueueMessageTTLSeconds is a StorageQueue message's time to live in
+	// seconds, -1 for never; nil means not set (the service's default).
+	QueueMessageTTLSeconds *int
 }
 
 // ContentMode is how a WebHook receives events (docs/design.md#content-modes).

@@ -155,11 +155,11 @@ func TestOwnership_NoTakeOverRace(t *testing.T) {
 	inHandshake, apiDone := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	r, _ := MustNew(t, func(o *registry.Options) {
-		o.Handshake = func(_ context.Context, _, sub *eventgrid.EventSubscription) error {
+		o.Handshake = func(_ context.Context, _, sub *eventgrid.EventSubscription) (func(*eventgrid.EventSubscription), error) {
 			if sub.Owner.Declared() {
 				once.Do(func() { close(inHandshake); <-apiDone })
 			}
-			return nil
+			return nil, nil
 		}
 	})
 	MustPutTopic(t, r, "t", eventgrid.EventGridSchema)

@@ -58,30 +58,8 @@ func decodeDeadLetter(o object, k *kept) (*eventgrid.DeadLetterDestination, erro
 			return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("connectionString"), err.Error())
 		}
 	}
-	if msg := containerNameProblem(dl.ContainerName); msg != "" {
+	if msg := azconn.StorageNameProblem(dl.ContainerName); msg != "" {
 		return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("blobContainerName"), msg)
 	}
 	return dl, nil
-}
-
-// containerNameProblem checks Azure's container naming rules: 3 to 63
-// lower-case letters, digits and single hyphens, starting and ending with
-// a letter or digit.
-func containerNameProblem(n string) string {
-	if n == "" {
-		return "is required"
-	}
-	if len(n) < 3 || len(n) > 63 {
-		return "must be 3 to 63 characters long"
-	}
-	for i := 0; i < len(n); i++ {
-		c := n[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case c == '-' && i > 0 && i < len(n)-1 && n[i-1] != '-':
-		default:
-			return "may hold only lower-case letters, digits and single hyphens, and must start and end with a letter or digit"
-		}
-	}
-	return ""
 }

@@ -103,20 +103,9 @@ func decodeSubscriptionProperties(props []byte, prefix, topic, name string, stor
 	if err := o.check(subscriptionPropertiesShape); err != nil {
 		return sub, err
 	}
-
-	t, tname, err := o.namedStr(eventgrid.ETopicNameMismatch, "topic", "topicName")
-	if err != nil {
+	if sub.Topic, err = subscriptionTopic(o, topic); err != nil {
 		return sub, err
 	}
-	switch {
-	case tname != "" && topic == "":
-		sub.Topic = t
-	case tname != "" && !strings.EqualFold(t, topic):
-		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is %q but the request is for topic %q.", o.field(tname), t, topic)
-	case topic == "":
-		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is required.", o.field("topic"))
-	}
-
 	queue, queueDeadLetter, err := decodeDeliveryConfiguration(o, &k)
 	if err != nil {
 		return sub, err
@@ -154,6 +143,24 @@ func decodeSubscriptionProperties(props []byte, prefix, topic, name string, stor
 		}
 	}
 	return sub, k.apply(&sub, stored)
+}
+
+// subscriptionTopic returns the topic of a subscription's properties o: the
+// one they name (topic or topicName), which must equal topic, ignoring
+// case, when topic is not empty.
+func subscriptionTopic(o object, topic string) (string, error) {
+	t, tname, err := o.namedStr(eventgrid.ETopicNameMismatch, "topic", "topicName")
+	switch {
+	case err != nil:
+		return topic, err
+	case tname != "" && topic == "":
+		return t, nil
+	case tname != "" && !strings.EqualFold(t, topic):
+		return topic, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is %q but the request is for topic %q.", o.field(tname), t, topic)
+	case topic == "":
+		return topic, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is required.", o.field("topic"))
+	}
+	return topic, nil
 }
 
 func parseBody(body []byte) (object, error) {
@@ -223,19 +230,14 @@ func decodeDestination(o object, k *kept) (eventgrid.Destination, error) {
 		return d, err
 	}
 	k.dest = p.path
-	if et == eventgrid.WebHook || et == eventgrid.EventGrid {
-		if err := decodeURL(p, &d, k); err != nil {
-			return d, err
-		}
+	if err := decodeTypeMembers(p, &d, k); err != nil {
+		return d, err
 	}
 	if err := decodeWebhookInterop(p, &d); err != nil {
 		return d, err
 	}
 	k.signingSecret = !p.has("signingSecret")
 	if err := decodeDeliveryAttributes(p, &d, k); err != nil {
-		return d, err
-	}
-	if err := decodeBrokerDestination(p, &d, k); err != nil {
 		return d, err
 	}
 	if d.MaxEventsPerBatch, _, err = p.positiveInt(eventgrid.EInvalidDelivery, "maxEventsPerBatch"); err != nil {
@@ -245,30 +247,6 @@ func decodeDestination(o object, k *kept) (eventgrid.Destination, error) {
 		return d, err
 	}
 	return d, nil
-}
-
-// decodeURL reads the endpointUrl of a WebHook or EventGrid destination,
-// and an EventGrid destination's sasKey and topicName. It records a URL left
-// out for endpointBaseUrl, and a sasKey left out, for kept.
-func decodeURL(p object, d *eventgrid.Destination, k *kept) error {
-	var err error
-	if d.EndpointURL, _, err = p.str(eventgrid.EInvalidDestination, "endpointUrl"); err != nil {
-		return err
-	}
-	if d.EndpointURL == "" {
-		if k.baseURL, _, err = p.str(eventgrid.EInvalidDestination, "endpointBaseUrl"); err != nil {
-			return err
-		}
-	}
-	if d.EndpointType != eventgrid.EventGrid {
-		return nil
-	}
-	if d.SASKey, _, err = p.str(eventgrid.EInvalidDestination, "sasKey"); err != nil {
-		return err
-	}
-	k.sasKey = !p.has("sasKey")
-	d.TopicName, _, err = p.str(eventgrid.EInvalidDestination, "topicName")
-	return err
 }
 
 // decodeDeliverySchema reads eventDeliverySchema from the properties or, as

@@ -12,7 +12,10 @@
 // a string holding one; a custom header value must be one HTTP can carry;
 // and a member the API does not know is refused, naming the nearest known
 // one, rather than ignored (members GET returns are accepted and ignored;
-// see docs/api.md#members).
+// see docs/api.md#members). A destination's members are read, not judged:
+// whether what they hold can be delivered to is the rule of the
+// destination's type, which the registry applies
+// (docs/design.md#adding-a-destination).
 //
 // Writing is strict: camelCase names and canonical values only, and no
 // secret (docs/api.md#secrets): a destination shows what it targets, its URL

@@ -257,16 +257,17 @@ type DeadLetterDestination struct {
 // newDestination builds the response shape of d, without its secrets.
 func newDestination(d eventgrid.Destination) Destination {
 	p := DestinationProperties{
-		TopicName:  d.TopicName,
-		OutputName: d.OutputName,
-		QueueName:  d.QueueName,
-
-		QueueMessageTimeToLiveInSeconds: d.QueueMessageTTLSeconds,
-		MaxEventsPerBatch:               d.MaxEventsPerBatch,
-		PreferredBatchSizeInKilobytes:   d.PreferredBatchSizeInKilobytes,
-		ContentMode:                     d.ContentMode,
-		Validation:                      d.Validation,
-		DeliveryAttributeMappings:       encodeDeliveryAttributes(d.DeliveryAttributes),
+		TopicName:                     d.TopicName,
+		OutputName:                    d.OutputName,
+		QueueName:                     d.QueueName,
+		MaxEventsPerBatch:             d.MaxEventsPerBatch,
+		PreferredBatchSizeInKilobytes: d.PreferredBatchSizeInKilobytes,
+		ContentMode:                   d.ContentMode,
+		Validation:                    d.Validation,
+		DeliveryAttributeMappings:     encodeDeliveryAttributes(d.DeliveryAttributes),
+	}
+	if ttl := d.QueueMessageTTLSeconds; ttl != nil {
+		p.QueueMessageTimeToLiveInSeconds = *ttl
 	}
 	if base := EndpointBaseURL(d.EndpointURL); base == d.EndpointURL {
 		p.EndpointURL = d.EndpointURL

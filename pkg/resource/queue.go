@@ -43,6 +43,13 @@ func decodeDeliveryConfiguration(o object, k *kept) (*eventgrid.QueueConfig, *ev
 	if _, _, hasDest := o.get("destination"); hasDest {
 		return nil, nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s must not be given for a subscription whose %s is Queue: its events are received, not sent.", o.field("destination"), dc.field("deliveryMode"))
 	}
+	return decodeQueue(dc, k)
+}
+
+// decodeQueue reads the queue of a deliveryConfiguration dc whose
+// deliveryMode is Queue: its settings, defaults for those not given, and
+// its dead-letter destination if it names one.
+func decodeQueue(dc object, k *kept) (*eventgrid.QueueConfig, *eventgrid.DeadLetterDestination, error) {
 	qraw, _, _ := dc.get("queue")
 	q, err := parseObject(qraw, dc.field("queue"), eventgrid.EInvalidDelivery)
 	if err != nil {

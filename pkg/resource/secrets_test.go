@@ -36,6 +36,7 @@ func storedKinds() map[string]*eventgrid.EventSubscription {
 	}
 	dynamic := eventgrid.DeliveryAttribute{Name: "x-device", Type: "Dynamic", SourceField: "data.device"}
 	plain := eventgrid.DeliveryAttribute{Name: "x-plain", Type: "Static", Value: "shown"}
+	never := -1
 	m := map[string]*eventgrid.EventSubscription{
 		"WebHook": sub(eventgrid.Destination{EndpointType: eventgrid.WebHook, EndpointURL: "https://fn.example/api/x?code=" + urlKey + "&clientId=default",
 			SigningSecrets: []string{testSecret}, MaxEventsPerBatch: 5,
@@ -46,7 +47,7 @@ func storedKinds() map[string]*eventgrid.EventSubscription {
 		"EventHub":        sub(eventgrid.Destination{EndpointType: eventgrid.EventHub, ConnectionString: entityCS, DeliveryAttributes: []eventgrid.DeliveryAttribute{secretHeader}}),
 		"ServiceBusQueue": sub(eventgrid.Destination{EndpointType: eventgrid.ServiceBusQueue, ConnectionString: entityCS}),
 		"ServiceBusTopic": sub(eventgrid.Destination{EndpointType: eventgrid.ServiceBusTopic, ConnectionString: entityCS}),
-		"StorageQueue":    sub(eventgrid.Destination{EndpointType: eventgrid.StorageQueue, ConnectionString: storageCS, QueueName: "events", QueueMessageTTLSeconds: -1}),
+		"StorageQueue":    sub(eventgrid.Destination{EndpointType: eventgrid.StorageQueue, ConnectionString: storageCS, QueueName: "events", QueueMessageTTLSeconds: &never}),
 		"Queue": {Topic: "t", Name: "s", EventDeliverySchema: eventgrid.CloudEventSchemaV1_0, Queue: &eventgrid.QueueConfig{
 			ReceiveLockSeconds: 60, MaxDeliveryCount: 10, EventTimeToLive: eventgrid.DefaultQueueEventTTL}},
 	}

@@ -57,58 +57,47 @@ func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Ti
 	}
 	d := &decoder{mem: newArena(len(body)+512, 1, new(Scratch)), schema: eventgrid.CloudEventSchemaV1_0, accepted: accepted}
 	var m members
+	if err := d.readHeaders(h, &m); err != nil {
+		return nil, err
+	}
+	if err := d.checkAttributes(0, &m, defaultID); err != nil {
+		return nil, err
+	}
+	if err := binaryData(&m, body); err != nil {
+		return nil, err
+	}
+	return d.buildCloudEvent(0, &m)
+}
+
+// readHeaders reads the attributes of a binary-mode request into m and
+// d.exts: Content-Type as datacontenttype, and the ce-* headers. The
+// extensions are sorted by name.
+func (d *decoder) readHeaders(h http.Header, m *members) error {
 	var contentType string
 	hasContentType := false
 	for k, vs := range h {
 		if strings.EqualFold(k, "content-type") {
 			if hasContentType || len(vs) > 1 {
-				return nil, fieldError(0, "datacontenttype", "cannot be given by more than one Content-Type header")
+				return fieldError(0, "datacontenttype", "cannot be given by more than one Content-Type header")
 			}
 			if len(vs) == 1 {
 				contentType, hasContentType = strings.Trim(vs[0], " \t"), true
 			}
 			continue
 		}
-		if len(k) <= 3 || !strings.EqualFold(k[:3], "ce-") {
-			continue
-		}
-		name := []byte(k[3:])
-		for j, c := range name {
-			name[j] = lowerASCII(c)
-		}
-		if err := checkAttributeName(0, name); err != nil {
-			return nil, err
-		}
-		header := "ce-" + string(name)
-		if len(vs) != 1 {
-			return nil, repeatedHeader(header)
-		}
-		val, ok := decodeHeaderValue(vs[0])
-		if !ok {
-			return nil, eventgrid.Errorf(eventgrid.EInvalidEvent,
-				"event at index 0: header %s is not a valid quoted or percent-encoded UTF-8 value",
-				quoteForMessage(header))
-		}
-		lit := rawjson.AppendString(nil, val)
-		f, _ := fieldIndex(ceNames, name)
-		switch {
-		case f == ceData || f == ceDataBase64:
-			return nil, fieldError(0, string(name), "cannot be a header: the body is the data")
-		case f >= 0 && m.val[f] != nil:
-			return nil, repeatedHeader(header)
-		case f >= 0:
-			m.val[f] = lit
-		default:
-			d.exts = append(d.exts, extension{name: name, value: lit})
+		if len(k) > 3 && strings.EqualFold(k[:3], "ce-") {
+			if err := d.attributeHeader(m, k[3:], vs); err != nil {
+				return err
+			}
 		}
 	}
 	if hasContentType {
 		if m.val[ceDataContentType] != nil {
-			return nil, fieldError(0, "datacontenttype",
+			return fieldError(0, "datacontenttype",
 				"must be given by the Content-Type header, not also by ce-datacontenttype")
 		}
 		if !utf8.ValidString(contentType) {
-			return nil, fieldError(0, "datacontenttype", "must be valid UTF-8")
+			return fieldError(0, "datacontenttype", "must be valid UTF-8")
 		}
 		if contentType != "" {
 			m.val[ceDataContentType] = rawjson.AppendString(nil, contentType)
@@ -119,16 +108,45 @@ func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Ti
 	slices.SortFunc(d.exts, func(a, b extension) int { return bytes.Compare(a.name, b.name) })
 	for j := 1; j < len(d.exts); j++ {
 		if bytes.Equal(d.exts[j-1].name, d.exts[j].name) {
-			return nil, repeatedHeader("ce-" + string(d.exts[j].name))
+			return repeatedHeader("ce-" + string(d.exts[j].name))
 		}
 	}
-	if err := d.checkAttributes(0, &m, defaultID); err != nil {
-		return nil, err
+	return nil
+}
+
+// attributeHeader reads the header ce-<attr>, with values vs, into m (a
+// context attribute) or d.exts (an extension).
+func (d *decoder) attributeHeader(m *members, attr string, vs []string) error {
+	name := []byte(attr)
+	for j, c := range name {
+		name[j] = lowerASCII(c)
 	}
-	if err := binaryData(&m, body); err != nil {
-		return nil, err
+	if err := checkAttributeName(0, name); err != nil {
+		return err
 	}
-	return d.buildCloudEvent(0, &m)
+	header := "ce-" + string(name)
+	if len(vs) != 1 {
+		return repeatedHeader(header)
+	}
+	val, ok := decodeHeaderValue(vs[0])
+	if !ok {
+		return eventgrid.Errorf(eventgrid.EInvalidEvent,
+			"event at index 0: header %s is not a valid quoted or percent-encoded UTF-8 value",
+			quoteForMessage(header))
+	}
+	lit := rawjson.AppendString(nil, val)
+	f, _ := fieldIndex(ceNames, name)
+	switch {
+	case f == ceData || f == ceDataBase64:
+		return fieldError(0, string(name), "cannot be a header: the body is the data")
+	case f >= 0 && m.val[f] != nil:
+		return repeatedHeader(header)
+	case f >= 0:
+		m.val[f] = lit
+	default:
+		d.exts = append(d.exts, extension{name: name, value: lit})
+	}
+	return nil
 }
 
 func repeatedHeader(header string) error {

@@ -1,8 +1,3 @@
-// Package storagequeue delivers events to Azure Storage queues (the edge
-// module's StorageQueue destination, docs/design.md#storagequeue-destination):
-// one message per event, the
-// event's JSON object base64-encoded as Azure Functions' queue triggers
-// expect, through the Azure SDK for Go's queue client.
 package storagequeue
 
 import (
@@ -78,8 +73,8 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 		return err
 	}
 	var opts *azqueue.EnqueueMessageOptions
-	if ttl := b.Subscription.Destination.QueueMessageTTLSeconds; ttl != 0 {
-		t := int32(ttl)
+	if ttl := b.Subscription.Destination.QueueMessageTTLSeconds; ttl != nil {
+		t := int32(*ttl)
 		opts = &azqueue.EnqueueMessageOptions{TimeToLive: &t}
 	}
 	for i, body := range b.Bodies {

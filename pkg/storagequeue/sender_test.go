@@ -14,9 +14,15 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 )
 
+// sub returns a StorageQueue subscription; a ttl of 0 leaves the time to
+// live unset.
 func sub(connStr, queue string, ttl int) *eventgrid.EventSubscription {
-	return &eventgrid.EventSubscription{UID: 1, Topic: "t", Name: "s", EventDeliverySchema: eventgrid.EventGridSchema,
-		Destination: eventgrid.Destination{EndpointType: eventgrid.StorageQueue, ConnectionString: connStr, QueueName: queue, QueueMessageTTLSeconds: ttl}}
+	s := &eventgrid.EventSubscription{UID: 1, Topic: "t", Name: "s", EventDeliverySchema: eventgrid.EventGridSchema,
+		Destination: eventgrid.Destination{EndpointType: eventgrid.StorageQueue, ConnectionString: connStr, QueueName: queue}}
+	if ttl != 0 {
+		s.Destination.QueueMessageTTLSeconds = &ttl
+	}
+	return s
 }
 
 func TestSender(t *testing.T) {

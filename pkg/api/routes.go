@@ -28,6 +28,10 @@ func (s *Server) routes() {
 		// The api-version the docs show on the metrics URL is tolerated,
 		// not required.
 		e.GET("/metrics", echo.WrapHandler(s.opts.MetricsHandler), s.authenticate)
+	} else {
+		// Metrics are off by default: say which key turns them on rather
+		// than that the path is unknown (docs/metrics.md).
+		e.GET("/metrics", metricsOff, s.authenticate)
 	}
 
 	// The api-version check is route middleware, not a group's: an echo
@@ -115,6 +119,10 @@ func requireFullURLAction(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+func metricsOff(echo.Context) error {
+	return eventgrid.Errorf(eventgrid.ENotFound, "Metrics are not served: the broker serves them at /metrics with metrics__reporterType=prometheus.")
 }
 
 func methodNotAllowed(echo.Context) error {

@@ -193,7 +193,9 @@ func namespaceHost(endpoint string) (string, error) {
 	default:
 		return "", bad
 	}
-	if h := u.Hostname(); h == "" || strings.ContainsAny(h, " %") {
+	// A placeholder left in ("sb://<namespace>.servicebus.windows.net/")
+	// passes url.Parse but never resolves.
+	if h := u.Hostname(); !hostName(h) && net.ParseIP(h) == nil {
 		return "", bad
 	}
 	if strings.Contains(u.Host, ":") {

@@ -75,6 +75,8 @@ func TestParseEntity(t *testing.T) {
 		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=a//b", "EntityPath that is not"},
 		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=50%", "EntityPath that is not"},
 		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=a b", "EntityPath that is not"},
+		// A placeholder left in an example: url.Parse takes it, no resolver does.
+		{"Endpoint=sb://<namespace>.servicebus.windows.net/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "Endpoint that is not"},
 	}
 	for _, c := range bad {
 		_, err := azconn.ParseEntity(c.in)

@@ -105,6 +105,12 @@ func TestDestinationRules_WebHook(t *testing.T) {
 		{name: "Port1", edit: withURL("http://h:1/x")},
 		{name: "IPv6", edit: withURL("http://[::1]:8080/x")},
 		{name: "EmptyPort", edit: withURL("http://h:/x")}, // the scheme's port
+		// A placeholder left in an example never resolves.
+		{name: "PlaceholderHost", edit: withURL("https://<hook>.example/x"), code: eventgrid.EInvalidDestination, parts: []string{field + `endpointUrl host "<hook>.example" is not a host name`}},
+		{name: "ShellVariableHost", edit: withURL("http://$HOST:8080/x"), code: eventgrid.EInvalidDestination, parts: []string{field + `endpointUrl host "$HOST" is not a host name`}},
+		{name: "UnderscoreHost", edit: withURL("http://a_b.example:8080/x")},
+		{name: "InternationalHost", edit: withURL("http://bücher.example/x")},
+		{name: "IPv6Zone", edit: withURL("http://[fe80::1%25eth0]:8080/x")},
 
 		{name: "Structured", edit: dst(func(d *eventgrid.Destination) { d.ContentMode = eventgrid.ContentStructured })},
 		{name: "StructuredCustom", schema: eventgrid.CustomEventSchema, edit: dst(func(d *eventgrid.Destination) { d.ContentMode = eventgrid.ContentStructured })},
@@ -161,6 +167,8 @@ func TestDestinationRules_EventGrid(t *testing.T) {
 		{name: "ForeignHost", edit: withURL("https://example.com/api/events?api-version=2018-01-01"),
 			code: eventgrid.EInvalidDestination, parts: []string{`host "example.com" is not an Azure Event Grid host`}},
 		{name: "ForeignHostAllowed", opts: lenient, edit: withURL("https://example.com/api/events?api-version=2018-01-01")},
+		{name: "PlaceholderHost", edit: withURL("https://<topic>.<region>-1.eventgrid.azure.net/api/events?api-version=2018-01-01"),
+			code: eventgrid.EInvalidDestination, parts: []string{field + `endpointUrl host "<topic>.<region>-1.eventgrid.azure.net" is not a host name`}},
 		{name: "WrongPath", opts: lenient, edit: withURL("https://example.com/x?api-version=2018-01-01"),
 			code: eventgrid.EInvalidDestination, parts: []string{"/api/events API", "api-version=2018-01-01"}},
 		{name: "WrongVersion", edit: withURL(strings.Replace(egURL, "2018-01-01", "2020-01-01", 1)),

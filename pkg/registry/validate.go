@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -141,12 +142,32 @@ func hostPortProblem(u *url.URL) string {
 	if u.Hostname() == "" {
 		return "must name a host"
 	}
+	if !hostName(u.Hostname()) {
+		return fmt.Sprintf("host %q is not a host name (letters, digits, '-', '.' and '_', or an IP address): replace any placeholder with the real host", u.Hostname())
+	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return fmt.Sprintf("port %s is out of range; a port is 1 to 65535", p)
 		}
 	}
 	return ""
+}
+
+// hostName reports whether h can name a host: an IP address, or a name of
+// letters, digits, '-', '.' and '_' (non-ASCII letters included, which
+// resolve as internationalised names). A placeholder such as "<topic>",
+// which url.Parse lets through, never resolves.
+func hostName(h string) bool {
+	if ip, _, _ := strings.Cut(h, "%"); net.ParseIP(ip) != nil {
+		return true
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c >= 0x80) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasEventGridHost(host string) bool {

@@ -11,12 +11,13 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
 // clockedSender records the clock time of every attempt and answers with
 // what answer returns.
 type clockedSender struct {
-	clock  *fakeClock
+	clock  *fakeclock.Clock
 	answer func(n int) error
 
 	mu    sync.Mutex
@@ -66,9 +67,9 @@ func (d *deadLetters) all() []delivery.DeadLetter {
 }
 
 // clockedEngine is an engine on a fake clock with the production defaults.
-func clockedEngine(t *testing.T, mod func(*delivery.Options), answer func(n int) error) (*delivery.Engine, *fakeClock, *clockedSender, *metrics) {
+func clockedEngine(t *testing.T, mod func(*delivery.Options), answer func(n int) error) (*delivery.Engine, *fakeclock.Clock, *clockedSender, *metrics) {
 	t.Helper()
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := delivery.DefaultOptions()
 	o.Clock = clock
 	o.LogDeliveryFailure, o.LogEventExpiry = false, false
@@ -84,7 +85,7 @@ func clockedEngine(t *testing.T, mod func(*delivery.Options), answer func(n int)
 // runSchedule publishes one event, then, after each attempt, moves the clock
 // to the next wake-up, until the event is delivered or dropped. It returns
 // the attempts' offsets from acceptance.
-func runSchedule(t *testing.T, e *delivery.Engine, clock *fakeClock, s *clockedSender, m *metrics, sub *eventgrid.EventSubscription) []time.Duration {
+func runSchedule(t *testing.T, e *delivery.Engine, clock *fakeclock.Clock, s *clockedSender, m *metrics, sub *eventgrid.EventSubscription) []time.Duration {
 	t.Helper()
 	ev := newEvent("e1", 100)
 	ev.Accepted = clock.Now()

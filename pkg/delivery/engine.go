@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -25,7 +26,7 @@ import (
 // workers collect what to log and whom to tell, and do it after unlocking.
 type Engine struct {
 	opts    Options
-	clock   Clock
+	clock   clock.Clock
 	sender  Sender
 	metrics Metrics
 	log     zerolog.Logger
@@ -43,7 +44,7 @@ type Engine struct {
 	// watchOff that the engine stopped it for good. watchMu guards them
 	// and is taken with no other lock held.
 	watchMu  sync.Mutex
-	watch    Timer
+	watch    clock.Timer
 	watchOn  atomic.Bool
 	watchOff bool
 	// epoch is the origin of the int64 nanosecond due times queue items

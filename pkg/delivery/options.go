@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -78,7 +79,7 @@ type Options struct {
 	LogRateBurst  int
 
 	// Clock is the source of time; nil means the system clock.
-	Clock Clock
+	Clock clock.Clock
 	// DeadLetterer takes the events that subscriptions with a dead-letter
 	// destination give up on; nil drops them as subscriptions without one.
 	DeadLetterer DeadLetterer
@@ -181,7 +182,7 @@ func (o *Options) setDefaults() {
 		o.LogRateBurst = d.LogRateBurst
 	}
 	if o.Clock == nil {
-		o.Clock = SystemClock{}
+		o.Clock = clock.System{}
 	}
 	if o.Jitter == nil {
 		o.Jitter = func() float64 { return 2*rand.Float64() - 1 }

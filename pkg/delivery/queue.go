@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
@@ -61,7 +62,7 @@ type queue struct {
 	// events wait for it instead of being tried at once).
 	failures  int
 	probation int64
-	timer     Timer
+	timer     clock.Timer
 	timerAt   int64 // when timer fires; 0 when not armed
 	closed    bool  // deleted or shut down: nothing more is queued
 	stopped   bool  // the engine is stopping: no timers, no scheduling
@@ -76,7 +77,7 @@ type queue struct {
 	// logs rate-limit the failure and expiry lines, by logKind; logTimer
 	// flushes their suppressed counts when a window ends.
 	logs     [numLogKinds]logLimiter
-	logTimer Timer
+	logTimer clock.Timer
 }
 
 func newQueue(e *Engine, sub *eventgrid.EventSubscription) *queue {

@@ -14,6 +14,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
 // hangingSender answers at once for subscriptions that are not hanging, and
@@ -73,9 +74,9 @@ func (s *hangingSender) deliveredTo(name string) int {
 }
 
 // suspectEngine is an engine on a fake clock with a small pool.
-func suspectEngine(t *testing.T, workers, parked int) (*delivery.Engine, *fakeClock, *hangingSender) {
+func suspectEngine(t *testing.T, workers, parked int) (*delivery.Engine, *fakeclock.Clock, *hangingSender) {
 	t.Helper()
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := fastOptions()
 	o.Clock = clock
 	o.MaxConcurrent, o.MaxParked = workers, parked
@@ -342,7 +343,7 @@ func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
 // answers in 600 ms is suspect after four times that, capped at
 // SuspectAfter (1 s), not after the 200 ms bound of quick ones.
 func TestEngine_SuspectAfterUsualAnswerTime(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := fastOptions()
 	o.Clock = clock
 	o.MaxConcurrent, o.MaxParked = 1, 4

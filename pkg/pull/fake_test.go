@@ -2,7 +2,6 @@ package pull_test
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -11,84 +10,8 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
-
-// fakeClock is a clock the test moves by hand; timers fire, in order,
-// inside Advance.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c       *fakeClock
-	at      time.Time
-	f       func()
-	stopped bool
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) pull.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-// Skip moves the clock by d without firing the timers due on the way, as
-// when a timer's goroutine runs late; the next Advance fires them.
-func (c *fakeClock) Skip(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// Advance moves the clock by d, firing every timer due on the way.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	end := c.now.Add(d)
-	c.mu.Unlock()
-	for {
-		c.mu.Lock()
-		var next *fakeTimer
-		for _, t := range c.timers {
-			if !t.stopped && !t.at.After(end) && (next == nil || t.at.Before(next.at)) {
-				next = t
-			}
-		}
-		if next == nil {
-			c.now = end
-			c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool { return t.stopped })
-			c.mu.Unlock()
-			return
-		}
-		next.stopped = true
-		if next.at.After(c.now) {
-			c.now = next.at
-		}
-		c.mu.Unlock()
-		next.f()
-	}
-}
 
 // recorder counts what the store reports, and keeps the dead letters.
 type recorder struct {
@@ -177,7 +100,7 @@ func queueSub(uid uint64, name string, lock, maxCount int, ttl time.Duration) *e
 
 type fixture struct {
 	t     *testing.T
-	clock *fakeClock
+	clock *fakeclock.Clock
 	rec   *recorder
 	store *pull.Store
 	next  int
@@ -185,7 +108,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, o pull.Options, subs ...*eventgrid.EventSubscription) *fixture {
 	t.Helper()
-	f := &fixture{t: t, clock: newFakeClock(), rec: newRecorder()}
+	f := &fixture{t: t, clock: fakeclock.New(), rec: newRecorder()}
 	o.Clock, o.Metrics, o.DeadLetterer = f.clock, f.rec, f.rec
 	f.store = pull.New(o, zerolog.Nop())
 	for _, s := range subs {

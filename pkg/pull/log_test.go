@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
 // TestLockExpiryLog: the line about expired locks says how many events are
@@ -17,7 +18,7 @@ import (
 // moment for its delivery count.
 func TestLockExpiryLog(t *testing.T) {
 	var buf bytes.Buffer
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	s := pull.New(pull.Options{Clock: clock, LogDeliveryFailure: true}, zerolog.New(&buf))
 	t.Cleanup(s.Close)
 	once := queueSub(1, "once", 60, 1, time.Hour)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -55,7 +56,7 @@ type queue struct {
 	ttl     timeHeap  // by expires; available and delayed entries only
 	waiting list.List // of *waiter: receives waiting for events, oldest first
 	woken   int       // receives woken for an event, not yet back
-	timer   Timer
+	timer   clock.Timer
 	timerAt time.Time
 	closed  bool
 	// closeReason is why the queue was closed.

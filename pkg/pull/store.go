@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -133,7 +134,7 @@ type Options struct {
 	// a dead-letter destination.
 	DeadLetterer DeadLetterer
 	Metrics      Metrics
-	Clock        Clock
+	Clock        clock.Clock
 	// LogDeliverySuccess logs acknowledgements; LogDeliveryFailure logs
 	// rejections, lock expiries, dead letters and drops; LogEventExpiry
 	// logs events past their time to live.
@@ -173,7 +174,7 @@ func New(o Options, log zerolog.Logger) *Store {
 		o.Metrics = NopMetrics{}
 	}
 	if o.Clock == nil {
-		o.Clock = SystemClock{}
+		o.Clock = clock.System{}
 	}
 	return &Store{opts: o, log: log.With().Str("component", "pull").Logger(), queues: map[uint64]*queue{}}
 }

@@ -2,12 +2,15 @@ package pull_test
 
 import (
 	"context"
+	"errors"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 func TestReceiveAcknowledge(t *testing.T) {
@@ -272,20 +275,10 @@ func TestLongPoll(t *testing.T) {
 // due 30 s from now, is set.
 func waitForWaiter(t *testing.T, f *fixture) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		f.clock.mu.Lock()
-		found := false
-		for _, tm := range f.clock.timers {
-			if !tm.stopped && tm.at.Equal(f.clock.now.Add(30*time.Second)) {
-				found = true
-			}
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if !slices.Contains(f.clock.Armed(), f.clock.Now().Add(30*time.Second)) {
+			return errors.New("no receive started waiting")
 		}
-		f.clock.mu.Unlock()
-		if found {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("no receive started waiting")
+		return nil
+	})
 }

@@ -85,8 +85,8 @@ func TestNewIoTEdgeServer_RetriesAndKeepsServing(t *testing.T) {
 	if leaf := MustServedLeaf(t, addr, "localhost", ca.Pool()); !leaf.Equal(first) {
 		t.Fatal("a failed renewal replaced the served certificate")
 	}
-	brokertest.Eventually(t, time.Second, logs.contains("certificate renewal failed"))
-	brokertest.Eventually(t, time.Second, logs.contains("failed to create cert"))
+	brokertest.Eventually(t, time.Second, logContains(logs, "certificate renewal failed"))
+	brokertest.Eventually(t, time.Second, logContains(logs, "failed to create cert"))
 
 	ws.SetFailure(testpki.EndpointServer, 0, "")
 	brokertest.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), first))

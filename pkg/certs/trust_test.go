@@ -44,7 +44,7 @@ func TestNewIoTEdgeTrust_Refreshes(t *testing.T) {
 
 	// A failing daemon keeps the current bundle.
 	ws.SetFailure(testpki.EndpointTrustBundle, http.StatusInternalServerError, "unavailable")
-	brokertest.Eventually(t, 5*time.Second, logs.contains("trust bundle refresh failed"))
+	brokertest.Eventually(t, 5*time.Second, logContains(logs, "trust bundle refresh failed"))
 	if err := holds(tb, ca)(); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestNewFileTrust_Reloads(t *testing.T) {
 	defer tb.Close()
 
 	testpki.MustWriteFile(t, path, []byte("garbage"))
-	brokertest.Eventually(t, 5*time.Second, logs.contains("refresh failed"))
+	brokertest.Eventually(t, 5*time.Second, logContains(logs, "refresh failed"))
 	if err := holds(tb, ca)(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,12 @@
 package deadletter_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
 // counts records the Writer's metrics.
@@ -30,24 +29,6 @@ type counts struct {
 func (c *counts) DeadLetterWritten(_ *eventgrid.EventSubscription, n int) { c.written.Add(int64(n)) }
 func (c *counts) DeadLetterWriteFailed(*eventgrid.EventSubscription)      { c.failed.Add(1) }
 func (c *counts) DeadLetterDropped(_ *eventgrid.EventSubscription, n int) { c.dropped.Add(int64(n)) }
-
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func sub(name string, schema eventgrid.InputSchema, connStr string) *eventgrid.EventSubscription {
 	return &eventgrid.EventSubscription{UID: uint64(len(name)) + uint64(name[0])<<8, Topic: "t1", Name: name, EventDeliverySchema: schema,
@@ -170,7 +151,7 @@ func TestWriter_StorageDownThenBack(t *testing.T) {
 	az := azurite.Start(t)
 	connStr := az.ConnectionString(azurite.Key)
 	m := &counts{}
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	w := deadletter.New(deadletter.Options{FlushInterval: 100 * time.Millisecond, RetryInterval: 50 * time.Millisecond, Metrics: m}, zerolog.New(logs))
 	defer w.Close(context.Background())
 	s := sub("s", eventgrid.EventGridSchema, connStr)
@@ -211,7 +192,7 @@ func TestWriter_WrongKeyReportedThenDropped(t *testing.T) {
 	wrong := "AAAA" + azurite.Key[4:]
 	connStr := az.ConnectionString(wrong)
 	m := &counts{}
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	w := deadletter.New(deadletter.Options{FlushInterval: 50 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
 		MaxWait: 2 * time.Second, Metrics: m}, zerolog.New(logs))
 	defer w.Close(context.Background())

@@ -15,6 +15,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
 // hangingSender answers at once for subscriptions that are not hanging, and
@@ -302,7 +303,7 @@ func TestEngine_ConvertedCopiesCount(t *testing.T) {
 // TestEngine_DeadLetteredIsNotDropped: an event handed to the dead-letter
 // destination is logged and counted as dead-lettered, not as dropped.
 func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
-	var buf logBuffer
+	var buf logbuf.Buffer
 	dl := &deadLetters{}
 	o := fastOptions()
 	o.LogEventExpiry = true
@@ -331,10 +332,10 @@ func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
 	if dead != 1 {
 		t.Errorf("dead-lettered count %d, want 1", dead)
 	}
-	if got := tallyOf(buf.Lines(t), "event dead-lettered"); got.emitted != 1 {
+	if got := tallyOf(logbuf.Decode[logLine](t, &buf), "event dead-lettered"); got.emitted != 1 {
 		t.Errorf("%d \"event dead-lettered\" lines, want 1", got.emitted)
 	}
-	if got := tallyOf(buf.Lines(t), msgDropped); got.emitted != 0 {
+	if got := tallyOf(logbuf.Decode[logLine](t, &buf), msgDropped); got.emitted != 0 {
 		t.Errorf("a dead-lettered event logged as dropped")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
 // byMessage groups log lines by message.
@@ -23,7 +24,7 @@ func byMessage(lines []map[string]any) map[string][]map[string]any {
 }
 
 func TestConsole_Report(t *testing.T) {
-	buf := &logBuffer{}
+	buf := &logbuf.Buffer{}
 	c := metrics.NewConsole(time.Hour, zerolog.New(buf))
 	s1, _, _ := scenario(c.Prometheus)
 	c.Collect(func() delivery.Stats {
@@ -33,7 +34,7 @@ func TestConsole_Report(t *testing.T) {
 	})
 
 	c.Report()
-	first := byMessage(buf.Lines(t))
+	first := byMessage(buf.Take(t))
 	tests := []struct {
 		name  string
 		msg   string
@@ -88,7 +89,7 @@ func TestConsole_Report(t *testing.T) {
 	t.Run("the next report counts the interval only", func(t *testing.T) {
 		c.Published("T1", http.StatusOK, time.Millisecond, 2, 0)
 		c.Report()
-		next := byMessage(buf.Lines(t))
+		next := byMessage(buf.Take(t))
 		if got := len(next["topic metrics"]); got != 1 {
 			t.Fatalf("%d topic lines, want 1 (T1): %v", got, next["topic metrics"])
 		}
@@ -126,7 +127,7 @@ func equalJSON(a, b any) bool {
 
 func TestConsole_Lifecycle(t *testing.T) {
 	t.Run("reports every interval", func(t *testing.T) {
-		buf := &logBuffer{}
+		buf := &logbuf.Buffer{}
 		c := metrics.NewConsole(10*time.Millisecond, zerolog.New(buf))
 		t.Cleanup(func() { c.Close() })
 		if err := c.Run(context.Background()); err != nil {
@@ -139,7 +140,7 @@ func TestConsole_Lifecycle(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		reports, received := 0, 0.0
 		for (reports < 3 || received == 0) && time.Now().Before(deadline) {
-			lines := byMessage(buf.Lines(t))
+			lines := byMessage(buf.Take(t))
 			reports += len(lines["broker metrics"])
 			for _, l := range lines["topic metrics"] {
 				received += l["eventsReceived"].(float64)
@@ -151,7 +152,7 @@ func TestConsole_Lifecycle(t *testing.T) {
 		}
 	})
 	t.Run("Close reports the rest", func(t *testing.T) {
-		buf := &logBuffer{}
+		buf := &logbuf.Buffer{}
 		c := metrics.NewConsole(time.Hour, zerolog.New(buf))
 		if err := c.Run(context.Background()); err != nil {
 			t.Fatalf("Run: %v", err)
@@ -160,14 +161,14 @@ func TestConsole_Lifecycle(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-		lines := byMessage(buf.Lines(t))["topic metrics"]
+		lines := byMessage(buf.Take(t))["topic metrics"]
 		if len(lines) != 1 || lines[0]["eventsReceived"] != 4.0 {
 			t.Errorf("topic lines after Close: %v, want one with eventsReceived 4", lines)
 		}
 		if err := c.Close(); err != nil {
 			t.Errorf("second Close: %v", err)
 		}
-		if got := buf.Lines(t); len(got) != 0 {
+		if got := buf.Take(t); len(got) != 0 {
 			t.Errorf("lines after the second Close: %v", got)
 		}
 		if err := c.Run(context.Background()); err == nil {

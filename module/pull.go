@@ -17,7 +17,7 @@ import (
 // newQueues builds the queue subscriptions' store. Each queue subscription
 // gets the per-subscription share of the queue budget; the broker-wide
 // limits are charged through brokerBudget.
-func newQueues(cfg config.Config, engine *delivery.Engine, dl delivery.DeadLetterer, prom *metrics.Prometheus, log zerolog.Logger) (*pull.Store, *metrics.Pull) {
+func newQueues(cfg config.Config, engine *delivery.Engine, dl eventgrid.DeadLetterer, prom *metrics.Prometheus, log zerolog.Logger) (*pull.Store, *metrics.Pull) {
 	o := pull.Options{
 		MaxEventsPerSubscription: cfg.MaxQueuedEventsPerSubscription,
 		MaxBytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
@@ -25,7 +25,7 @@ func newQueues(cfg config.Config, engine *delivery.Engine, dl delivery.DeadLette
 		Global:                   brokerBudget{engine},
 		TimeScale:                float64(cfg.QueueTimeScale),
 		Transform:                convertSchema,
-		DeadLetterer:             deadLetterAdapter{dl},
+		DeadLetterer:             dl,
 		LogDeliverySuccess:       cfg.LogDeliverySuccess,
 		LogDeliveryFailure:       cfg.LogDeliveryFailure,
 		LogEventExpiry:           cfg.LogEventExpiry,
@@ -62,22 +62,6 @@ func (b brokerBudget) Reserve(events int, bytes int64) bool {
 }
 
 func (b brokerBudget) Release(events int, bytes int64) { b.engine.ReleaseGlobal(events, bytes) }
-
-// deadLetterAdapter hands queue subscriptions' dead letters to the push
-// engine's dead-letter writer, which writes them in the same blob layout.
-type deadLetterAdapter struct{ w delivery.DeadLetterer }
-
-func (a deadLetterAdapter) DeadLetter(l pull.DeadLetter) {
-	a.w.DeadLetter(delivery.DeadLetter{
-		Subscription: l.Subscription,
-		Body:         l.Body,
-		Reason:       l.Reason,
-		Attempts:     l.DeliveryCount,
-		LastAttempt:  l.LastReceive,
-		Published:    l.Published,
-		Done:         l.Done,
-	})
-}
 
 // withQueueStatus reports a queue subscription's counts in deliveryStatus,
 // and asks push for the others.

@@ -15,7 +15,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -117,11 +116,11 @@ type pending struct {
 }
 
 type letter struct {
-	delivery.DeadLetter
+	eventgrid.DeadLetter
 	queued time.Time
 }
 
-var _ delivery.DeadLetterer = (*Writer)(nil)
+var _ eventgrid.DeadLetterer = (*Writer)(nil)
 
 // New returns a running Writer.
 func New(o Options, logger zerolog.Logger) *Writer {
@@ -141,8 +140,8 @@ func New(o Options, logger zerolog.Logger) *Writer {
 	return w
 }
 
-// DeadLetter implements delivery.DeadLetterer. It only queues the letter.
-func (w *Writer) DeadLetter(l delivery.DeadLetter) {
+// DeadLetter implements eventgrid.DeadLetterer. It only queues the letter.
+func (w *Writer) DeadLetter(l eventgrid.DeadLetter) {
 	l.Done = once(l.Done)
 	w.mu.Lock()
 	if w.stopped {

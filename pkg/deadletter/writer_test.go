@@ -37,10 +37,10 @@ func sub(name string, schema eventgrid.InputSchema, connStr string) *eventgrid.E
 
 var published = time.Date(2026, 2, 3, 4, 5, 6, 700000000, time.UTC)
 
-func letter(s *eventgrid.EventSubscription, body, reason string, status int, outcome delivery.Outcome, done *atomic.Int64) delivery.DeadLetter {
-	return delivery.DeadLetter{
+func letter(s *eventgrid.EventSubscription, body, reason string, status int, outcome delivery.Outcome, done *atomic.Int64) eventgrid.DeadLetter {
+	return eventgrid.DeadLetter{
 		Subscription: s, Body: []byte(body), Reason: reason, Attempts: 3,
-		Last: delivery.Result{Outcome: outcome, StatusCode: status}, Published: published,
+		LastOutcome: outcome.String(), LastStatus: status, Published: published,
 		LastAttempt: published.Add(90 * time.Second), Done: func() { done.Add(1) },
 	}
 }
@@ -228,7 +228,7 @@ func TestWriter_Backlog(t *testing.T) {
 	defer w.Close(context.Background())
 	s := sub("s", eventgrid.EventGridSchema, connStr)
 	var done atomic.Int64
-	small := func(i int) delivery.DeadLetter {
+	small := func(i int) eventgrid.DeadLetter {
 		return letter(s, fmt.Sprintf(`{"id":"%03d","data":{}}`, i), delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done)
 	}
 	waitDone := func(n int64) {

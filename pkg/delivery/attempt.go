@@ -17,7 +17,7 @@ type taken struct {
 	items   []item
 	notes   []note
 	drops   []dropCount
-	letters []DeadLetter
+	letters []eventgrid.DeadLetter
 	// released is set, under the queue's lock, when the subscription is
 	// deleted while the batch is in flight: its events have left the
 	// budget already.
@@ -273,12 +273,13 @@ func (q *queue) dropLocked(it item, reason DropReason, now time.Time, b *taken) 
 		q.releaseItem(&it)
 		return
 	}
-	l := DeadLetter{
+	l := eventgrid.DeadLetter{
 		Subscription: q.sub,
 		Body:         it.body,
 		Reason:       deadLetterReason(reason, it.outcome),
 		Attempts:     int(it.attempts),
-		Last:         Result{Outcome: it.outcome, StatusCode: int(it.status)},
+		LastOutcome:  it.outcome.String(),
+		LastStatus:   int(it.status),
 		Published:    it.s.accepted,
 		Done:         func() { q.releaseItem(&it) },
 	}

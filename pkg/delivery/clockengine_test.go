@@ -50,20 +50,20 @@ func (s *clockedSender) attempts() []time.Time {
 // deadLetters records what the engine dead-letters and releases it.
 type deadLetters struct {
 	mu      sync.Mutex
-	letters []delivery.DeadLetter
+	letters []eventgrid.DeadLetter
 }
 
-func (d *deadLetters) DeadLetter(l delivery.DeadLetter) {
+func (d *deadLetters) DeadLetter(l eventgrid.DeadLetter) {
 	d.mu.Lock()
 	d.letters = append(d.letters, l)
 	d.mu.Unlock()
 	l.Done()
 }
 
-func (d *deadLetters) all() []delivery.DeadLetter {
+func (d *deadLetters) all() []eventgrid.DeadLetter {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]delivery.DeadLetter(nil), d.letters...)
+	return append([]eventgrid.DeadLetter(nil), d.letters...)
 }
 
 // clockedEngine is an engine on a fake clock with the production defaults.
@@ -178,8 +178,8 @@ func TestEngine_StatusClasses(t *testing.T) {
 			t.Errorf("attempts at %v, want one", got)
 		}
 		l := dl.all()
-		if len(l) != 1 || l[0].Reason != "UndeliverableDueToHttpBadRequest" || l[0].Attempts != 1 || l[0].Last.StatusCode != 400 ||
-			l[0].Last.Outcome != delivery.OutcomeBadRequest || l[0].LastAttempt.IsZero() || idOf(l[0].Body) != "e1" {
+		if len(l) != 1 || l[0].Reason != "UndeliverableDueToHttpBadRequest" || l[0].Attempts != 1 || l[0].LastStatus != 400 ||
+			l[0].LastOutcome != "BadRequest" || l[0].LastAttempt.IsZero() || idOf(l[0].Body) != "e1" {
 			t.Errorf("dead letters %+v", l)
 		}
 		if e.Stats().QueuedEvents != 0 {

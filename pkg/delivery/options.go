@@ -82,7 +82,7 @@ type Options struct {
 	Clock clock.Clock
 	// DeadLetterer takes the events that subscriptions with a dead-letter
 	// destination give up on; nil drops them as subscriptions without one.
-	DeadLetterer DeadLetterer
+	DeadLetterer eventgrid.DeadLetterer
 	// Transform, if not nil, returns the body a subscription receives for
 	// an event of topic, when it differs from the published one (schema
 	// conversion). It is called at publish time, once per event and

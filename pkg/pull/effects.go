@@ -4,7 +4,7 @@ import "github.com/edgegrid/edgegrid/pkg/eventgrid"
 
 // effects are what a change under the queue's lock leaves to do after it.
 type effects struct {
-	letters []DeadLetter
+	letters []eventgrid.DeadLetter
 	dropped map[string]int
 	freed   int // events whose budget is released
 	bytes   int64

@@ -21,7 +21,7 @@ type recorder struct {
 	expired  int
 	dead     map[string]int
 	dropped  map[string]int
-	letters  []pull.DeadLetter
+	letters  []eventgrid.DeadLetter
 	rejected int
 }
 
@@ -65,7 +65,7 @@ func (r *recorder) Rejected(n int) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) DeadLetter(l pull.DeadLetter) {
+func (r *recorder) DeadLetter(l eventgrid.DeadLetter) {
 	r.mu.Lock()
 	r.letters = append(r.letters, l)
 	r.mu.Unlock()

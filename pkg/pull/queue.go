@@ -18,6 +18,29 @@ const (
 	gone
 )
 
+// outcome is how an event's last receive ended, as its dead letter says
+// (lastDeliveryOutcome).
+type outcome uint8
+
+const (
+	neverReceived outcome = iota
+	released              // the receiver released it
+	lockExpired           // its lock expired unsettled
+	rejected              // the receiver rejected it
+)
+
+// The lastDeliveryOutcome values of a queue subscription's dead letters.
+const (
+	OutcomeNeverReceived = "NeverReceived"
+	OutcomeReleased      = "Released"
+	OutcomeLockExpired   = "LockExpired"
+	OutcomeRejected      = "Rejected"
+)
+
+var outcomeNames = [...]string{neverReceived: OutcomeNeverReceived, released: OutcomeReleased, lockExpired: OutcomeLockExpired, rejected: OutcomeRejected}
+
+func (o outcome) String() string { return outcomeNames[o] }
+
 // entry is one event in one queue subscription.
 type entry struct {
 	body      []byte
@@ -25,6 +48,7 @@ type entry struct {
 	expires   time.Time // published + the time to live
 	count     int       // deliveries so far
 	state     state
+	outcome   outcome // how the last receive ended
 
 	token     string
 	lockedAt  time.Time
@@ -99,14 +123,15 @@ func (q *queue) finishLocked(e *entry, reason string, fx *effects) {
 	size := int64(len(e.body))
 	if q.sub.DeadLetter != nil && q.s.opts.DeadLetterer != nil && reason != ReasonSubscriptionDeleted && reason != ReasonShutdown {
 		var once sync.Once
-		fx.letters = append(fx.letters, DeadLetter{
-			Subscription:  q.sub,
-			Body:          e.body,
-			Reason:        reason,
-			DeliveryCount: e.count,
-			Published:     e.published,
-			LastReceive:   e.lockedAt,
-			Done:          func() { once.Do(func() { q.release(1, size) }) },
+		fx.letters = append(fx.letters, eventgrid.DeadLetter{
+			Subscription: q.sub,
+			Body:         e.body,
+			Reason:       reason,
+			Attempts:     e.count,
+			LastOutcome:  e.outcome.String(),
+			LastAttempt:  e.lockedAt,
+			Published:    e.published,
+			Done:         func() { once.Do(func() { q.release(1, size) }) },
 		})
 		return
 	}

@@ -40,8 +40,10 @@ func (q *queue) settle(tokens []string, kind string, delay time.Duration) Result
 			fx.freed++
 			fx.bytes += int64(len(e.body))
 		case SettleRelease:
+			e.outcome = released
 			q.unlockLocked(e, now, delay, &fx)
 		case SettleReject:
+			e.outcome = rejected
 			q.locks.remove(e)
 			delete(q.tokens, t)
 			q.finishLocked(e, ReasonRejected, &fx)

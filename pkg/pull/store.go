@@ -44,32 +44,6 @@ const MaxRenewal = time.Hour
 // ReleaseDelays are the delays a release may ask for, in seconds.
 var ReleaseDelays = []int{0, 10, 60, 600, 3600}
 
-// DeadLetter is an event a queue subscription gives up on, for a
-// subscription that has a dead-letter destination.
-type DeadLetter struct {
-	Subscription *eventgrid.EventSubscription
-	// Body is the event as the subscription hands it out.
-	Body []byte
-	// Reason is one of MaxDeliveryCountExceeded, TimeToLiveExceeded and
-	// Rejected.
-	Reason string
-	// DeliveryCount is how many times the event was received.
-	DeliveryCount int
-	// Published is when the broker accepted the event; LastReceive when it
-	// was last received (zero if never).
-	Published   time.Time
-	LastReceive time.Time
-	// Done must be called exactly once, when the letter has been written or
-	// given up on: until then the event counts against the queue budget.
-	Done func()
-}
-
-// DeadLetterer takes dead letters. It is called without the store's locks
-// held, must not block for long and must be safe for concurrent use.
-type DeadLetterer interface {
-	DeadLetter(l DeadLetter)
-}
-
 // Metrics receives what the store measures. Implementations must not block.
 type Metrics interface {
 	// Received counts n events handed out to a receiver.
@@ -132,7 +106,7 @@ type Options struct {
 	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
 	// DeadLetterer, if not nil, takes the events of subscriptions that have
 	// a dead-letter destination.
-	DeadLetterer DeadLetterer
+	DeadLetterer eventgrid.DeadLetterer
 	Metrics      Metrics
 	Clock        clock.Clock
 	// LogDeliverySuccess logs acknowledgements; LogDeliveryFailure logs

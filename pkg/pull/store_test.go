@@ -95,7 +95,7 @@ func TestMaxDeliveryCount(t *testing.T) {
 		}
 		dead, dropped := f.rec.snapshot()
 		want := map[string]int{pull.ReasonMaxDeliveryCount: 1}
-		if withDeadLetter && (!maps.Equal(dead, want) || len(dropped) != 0 || f.rec.letters[0].DeliveryCount != 2) {
+		if withDeadLetter && (!maps.Equal(dead, want) || len(dropped) != 0 || f.rec.letters[0].Attempts != 2) {
 			t.Fatalf("dead %v dropped %v; want one dead letter after 2 deliveries", dead, dropped)
 		}
 		if !withDeadLetter && (!maps.Equal(dropped, want) || len(dead) != 0) {

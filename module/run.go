@@ -12,10 +12,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/edgehub"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
@@ -141,6 +143,8 @@ type broker struct {
 	api         *api.Server
 	// pulled holds the queue subscriptions' events.
 	pulled *pull.Store
+	// dispatcher splits publications between engine and pulled.
+	dispatcher *dispatch.Dispatcher
 	// edge is the edgeHub connection (nil outside IoT Edge), which also
 	// carries the module twin.
 	edge *edgehub.Client
@@ -168,18 +172,23 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	}
 	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
 	var pullMetrics *metrics.Pull
-	b.pulled, pullMetrics = newQueues(cfg, b.engine, b.deadLetters, prom, log)
+	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, prom, log)
+	dispatchOpts := dispatch.Options{Budget: engineOpts.Budget, Push: b.engine, Queues: b.pulled, Transform: convertSchema}
+	if rep != nil {
+		dispatchOpts.Metrics = rep
+	}
+	b.dispatcher = dispatch.New(dispatchOpts)
 	// The dead-letter writer is told too: a deleted subscription's letters
 	// waiting for storage leave the budget at once.
-	obs := observers{&pull.PushObserver{Next: b.engine}, b.pulled, out.hooks, out.queues, b.deadLetters}
+	obs := observers{b.dispatcher, out.hooks, out.queues, b.deadLetters}
 	if pullMetrics != nil {
 		obs = append(obs, pullMetrics)
 	}
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
-	apiOpts.DeliveryStatus = withQueueStatus(b.pulled, deliveryStatus(b.engine))
+	apiOpts.DeliveryStatus = b.dispatcher.DeliveryStatus
 	apiOpts.Queues = b.pulled
-	apiOpts.Admit = b.engine.Admit
+	apiOpts.Admit = engineOpts.Budget.Admit
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
 		obs = append(obs, rep)
@@ -196,7 +205,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	// /readyz asks the desired configuration's sources, which start
 	// follows before any listener opens.
 	apiOpts.Ready = func() bool { return b.ready() }
-	b.api = api.New(apiOpts, b.registry, pull.Publisher{Store: b.pulled, Push: b.engine}, log)
+	b.api = api.New(apiOpts, b.registry, b.dispatcher, log)
 	return b
 }
 
@@ -281,25 +290,26 @@ func openListeners(cfg config.Config, srv *api.Server, sec *security, log zerolo
 
 func deliveryOptions(cfg config.Config) delivery.Options {
 	return delivery.Options{
-		DefaultMaxDeliveryAttempts:     cfg.DefaultMaxDeliveryAttempts,
-		DefaultTTL:                     time.Duration(cfg.DefaultEventTTLSeconds) * time.Second,
-		DefaultMaxEventsPerBatch:       cfg.DefaultMaxEventsPerBatch,
-		DefaultMaxBatchBytes:           cfg.DefaultMaxBatchSizeInBytes,
-		Backoff:                        [2]time.Duration{cfg.BackoffIntervals[0], cfg.BackoffIntervals[1]},
-		DeliverTimeout:                 time.Duration(cfg.DeliverTimeoutSeconds) * time.Second,
-		MaxConcurrent:                  cfg.MaxConcurrentDeliveries,
-		MaxPerSubscription:             cfg.MaxDeliveriesPerSubscription,
-		MaxQueuedEvents:                cfg.MaxQueuedEvents,
-		MaxQueuedBytes:                 cfg.MaxQueuedBytes,
-		MaxQueuedEventsPerSubscription: cfg.MaxQueuedEventsPerSubscription,
-		MaxQueuedBytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
-		DefaultSchedule:                eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
-		ExponentialScale:               float64(cfg.ExponentialScale),
-		ProbationAfterFailures:         cfg.ProbationAfterFailures,
-		Transform:                      convertSchema,
-		LogDeliverySuccess:             cfg.LogDeliverySuccess,
-		LogDeliveryFailure:             cfg.LogDeliveryFailure,
-		LogEventExpiry:                 cfg.LogEventExpiry,
+		DefaultMaxDeliveryAttempts: cfg.DefaultMaxDeliveryAttempts,
+		DefaultTTL:                 time.Duration(cfg.DefaultEventTTLSeconds) * time.Second,
+		DefaultMaxEventsPerBatch:   cfg.DefaultMaxEventsPerBatch,
+		DefaultMaxBatchBytes:       cfg.DefaultMaxBatchSizeInBytes,
+		Backoff:                    [2]time.Duration{cfg.BackoffIntervals[0], cfg.BackoffIntervals[1]},
+		DeliverTimeout:             time.Duration(cfg.DeliverTimeoutSeconds) * time.Second,
+		MaxConcurrent:              cfg.MaxConcurrentDeliveries,
+		MaxPerSubscription:         cfg.MaxDeliveriesPerSubscription,
+		Budget: budget.New(budget.Limits{
+			Events:                int64(cfg.MaxQueuedEvents),
+			Bytes:                 cfg.MaxQueuedBytes,
+			EventsPerSubscription: int64(cfg.MaxQueuedEventsPerSubscription),
+			BytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
+		}),
+		DefaultSchedule:        eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
+		ExponentialScale:       float64(cfg.ExponentialScale),
+		ProbationAfterFailures: cfg.ProbationAfterFailures,
+		LogDeliverySuccess:     cfg.LogDeliverySuccess,
+		LogDeliveryFailure:     cfg.LogDeliveryFailure,
+		LogEventExpiry:         cfg.LogEventExpiry,
 	}
 }
 

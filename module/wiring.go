@@ -9,9 +9,9 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
-	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
 // observers tells several observers about every subscription change, in
@@ -48,6 +48,7 @@ func (o observers) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription) e
 type reporter interface {
 	api.Metrics
 	delivery.Metrics
+	dispatch.Metrics
 	eventgrid.SubscriptionObserver
 	Collect(func() delivery.Stats)
 }
@@ -68,29 +69,4 @@ func newReporter(ctx context.Context, cfg config.Config, log zerolog.Logger) (re
 		return c, nil, func() { _ = c.Close() }
 	}
 	return nil, nil, func() {}
-}
-
-// deliveryStatus reports a subscription's queue for the deliveryStatus
-// extension of subscription responses.
-func deliveryStatus(e *delivery.Engine) func(*eventgrid.EventSubscription) *resource.DeliveryStatus {
-	return func(sub *eventgrid.EventSubscription) *resource.DeliveryStatus {
-		st, ok := e.QueueStats(sub)
-		if !ok {
-			return nil
-		}
-		ds := &resource.DeliveryStatus{
-			Ready:            st.Ready,
-			InBackoff:        st.Backoff[0] + st.Backoff[1] + st.Scheduled,
-			InFlight:         st.InFlight,
-			ConcurrencyLimit: st.ConcurrencyLimit,
-			LastError:        st.LastError,
-		}
-		if !st.LastFailure.IsZero() {
-			ds.LastFailureTime = st.LastFailure.UTC().Format(time.RFC3339Nano)
-		}
-		if !st.ProbationUntil.IsZero() {
-			ds.ProbationUntil = st.ProbationUntil.UTC().Format(time.RFC3339Nano)
-		}
-		return ds
-	}
 }

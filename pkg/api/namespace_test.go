@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
@@ -56,11 +57,11 @@ func (qs *queueServer) seed(t *testing.T, n int, body []byte) {
 	for i := range ds {
 		ds[i] = eventgrid.Delivery{Event: &eventgrid.Event{Body: body, Accepted: time.Now()}, Subscriptions: []*eventgrid.EventSubscription{sub}}
 	}
-	b, err := qs.store.Prepare(eventgrid.Topic{Name: "t", InputSchema: eventgrid.CloudEventSchemaV1_0}, ds)
-	if err != nil {
+	d := dispatch.New(dispatch.Options{Queues: qs.store})
+	d.SubscriptionPut(sub)
+	if err := d.Publish(t.Context(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t", InputSchema: eventgrid.CloudEventSchemaV1_0}, Deliveries: ds}); err != nil {
 		t.Fatal(err)
 	}
-	b.Commit()
 }
 
 func (qs *queueServer) settle(t *testing.T, action string, body any) response {

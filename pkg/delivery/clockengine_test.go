@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
@@ -344,7 +345,7 @@ func TestEngine_Isolation_HungSubscribers(t *testing.T) {
 func TestEngine_Admission(t *testing.T) {
 	o := fastOptions()
 	o.Backoff = [2]time.Duration{time.Hour, time.Hour}
-	o.MaxQueuedEventsPerSubscription = 10
+	limits(&o, budget.Limits{EventsPerSubscription: 10})
 	s := &sender{SendFn: func(_ context.Context, b *delivery.Batch) error {
 		if b.Subscription.Name == "dead" {
 			return errFail

@@ -8,12 +8,14 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// Engine delivers published events to their subscriptions. Create it with
-// New; it implements eventgrid.Publisher and eventgrid.SubscriptionObserver.
+// Engine delivers events to push subscriptions. Create it with New; it
+// implements eventgrid.SubscriptionObserver, and takes the events the
+// publish path enqueues (see Enqueue) within the broker's budget.
 //
 // A pool of MaxConcurrent workers takes turns over the subscriptions that
 // have events ready: each turn sends one batch of one subscription, and a
@@ -35,9 +37,8 @@ type Engine struct {
 	cancelSends context.CancelFunc
 	wg          sync.WaitGroup // workers
 
-	queuedEvents atomic.Int64
-	queuedBytes  atomic.Int64
-	inFlight     atomic.Int64
+	budget   *budget.Budget
+	inFlight atomic.Int64
 
 	// watch is the timer of the watchdog that finds suspect requests:
 	// watchOn says it is armed, as it is while requests are in flight, and
@@ -75,8 +76,8 @@ type Engine struct {
 }
 
 var (
-	_ eventgrid.Publisher            = (*Engine)(nil)
 	_ eventgrid.SubscriptionObserver = (*Engine)(nil)
+	_ eventgrid.EventHolder          = (*Engine)(nil)
 )
 
 // New returns an engine that delivers through sender, with its workers
@@ -89,6 +90,7 @@ func New(opts Options, sender Sender, metrics Metrics, logger zerolog.Logger) *E
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
 		opts:        opts,
+		budget:      opts.Budget,
 		clock:       opts.Clock,
 		sender:      sender,
 		metrics:     metrics,

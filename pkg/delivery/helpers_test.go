@@ -12,7 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
@@ -74,7 +76,6 @@ type metrics struct {
 	attempts map[string]int
 	dropped  map[string]map[delivery.DropReason]int
 	firsts   map[string]int
-	rejected int
 	dead     map[string]int
 }
 
@@ -109,12 +110,6 @@ func (m *metrics) DeadLettered(sub *eventgrid.EventSubscription, reason string, 
 		m.dead = map[string]int{}
 	}
 	m.dead[sub.Name+"/"+reason] += n
-	m.mu.Unlock()
-}
-
-func (m *metrics) Rejected(n int) {
-	m.mu.Lock()
-	m.rejected += n
 	m.mu.Unlock()
 }
 
@@ -172,13 +167,22 @@ func mustPublish(tb testing.TB, e *delivery.Engine, subs []*eventgrid.EventSubsc
 	}
 }
 
+// publish publishes events to subs through a dispatcher over e alone, as
+// the broker's publish path does.
 func publish(e *delivery.Engine, subs []*eventgrid.EventSubscription, events ...*eventgrid.Event) error {
+	return publishVia(dispatch.New(dispatch.Options{Push: e}), subs, events...)
+}
+
+func publishVia(d *dispatch.Dispatcher, subs []*eventgrid.EventSubscription, events ...*eventgrid.Event) error {
 	ds := make([]eventgrid.Delivery, len(events))
 	for i, ev := range events {
 		ds[i] = eventgrid.Delivery{Event: ev, Subscriptions: subs}
 	}
-	return e.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds})
+	return d.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds})
 }
+
+// limits gives o a budget of l.
+func limits(o *delivery.Options, l budget.Limits) { o.Budget = budget.New(l) }
 
 var errFail = errors.New("destination failed")
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
@@ -237,7 +238,7 @@ func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
 // its events to the budget at once, those in hung requests included.
 func TestEngine_DeleteReleasesInFlightAtOnce(t *testing.T) {
 	o := fastOptions()
-	o.MaxQueuedEvents = 10
+	limits(&o, budget.Limits{Events: 10})
 	o.DeliverTimeout = time.Hour
 	s := newHangingSender()
 	e := hangingEngine(t, o, s)
@@ -258,45 +259,6 @@ func TestEngine_DeleteReleasesInFlightAtOnce(t *testing.T) {
 	}
 	if err := publish(e, []*eventgrid.EventSubscription{other}, newEvent("o", 50)); err != nil {
 		t.Errorf("publish after the delete: %v", err)
-	}
-}
-
-// TestEngine_ConvertedCopiesCount: a converted copy counts against the
-// broker's budget once, however many subscriptions share it, and against
-// each subscription's share by its own size.
-func TestEngine_ConvertedCopiesCount(t *testing.T) {
-	var mu sync.Mutex
-	calls := 0
-	o := fastOptions()
-	o.Backoff = [2]time.Duration{time.Hour, time.Hour}
-	o.MaxQueuedBytesPerSubscription = 500
-	o.Transform = func(_ eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte {
-		if sub.EventDeliverySchema != eventgrid.CloudEventSchemaV1_0 {
-			return body
-		}
-		mu.Lock()
-		calls++
-		mu.Unlock()
-		return append(append([]byte(nil), body...), body...) // twice as long
-	}
-	s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
-	e := mustEngine(t, o, s, nil)
-	ce := func(s *eventgrid.EventSubscription) { s.EventDeliverySchema = eventgrid.CloudEventSchemaV1_0 }
-	subs := []*eventgrid.EventSubscription{newSub(e, "a", ce), newSub(e, "b", ce), newSub(e, "c", ce), newSub(e, "plain")}
-	mustPublish(t, e, subs, newEvent("1", 100), newEvent("2", 100))
-	if st := e.Stats(); st.QueuedBytes != 200+400 {
-		t.Errorf("QueuedBytes = %d; want 600: the events and one converted copy of each", st.QueuedBytes)
-	}
-	if calls != 2 {
-		t.Errorf("%d conversions; want one per event", calls)
-	}
-	// Each converting subscription holds 400 of its 500 bytes, so one more
-	// 100-byte event, 200 bytes converted, does not fit its share.
-	if err := publish(e, subs[:1], newEvent("3", 100)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
-		t.Errorf("a converted event over the subscription's byte share: %v, want QueueFull", err)
-	}
-	if err := publish(e, subs[3:], newEvent("4", 100)); err != nil {
-		t.Errorf("an unconverted event within the share: %v", err)
 	}
 }
 

@@ -52,8 +52,8 @@ type Publication struct {
 	Size int64
 }
 
-// Publisher takes accepted events for delivery. The delivery engine
-// implements it.
+// Publisher takes accepted events for delivery. The dispatcher (package
+// dispatch) implements it over both delivery modes.
 type Publisher interface {
 	// Publish queues every event of the request for each subscription it
 	// matched. It is all or nothing: when the broker cannot hold them all it

@@ -8,6 +8,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
@@ -98,21 +100,32 @@ func queueSub(uid uint64, name string, lock, maxCount int, ttl time.Duration) *e
 	}
 }
 
+// fixture is a store on a fake clock, published to through the broker's
+// dispatcher, within a budget.
 type fixture struct {
-	t     *testing.T
-	clock *fakeclock.Clock
-	rec   *recorder
-	store *pull.Store
-	next  int
+	t      *testing.T
+	clock  *fakeclock.Clock
+	rec    *recorder
+	store  *pull.Store
+	budget *budget.Budget
+	d      *dispatch.Dispatcher
+	next   int
 }
 
 func newFixture(t *testing.T, o pull.Options, subs ...*eventgrid.EventSubscription) *fixture {
 	t.Helper()
-	f := &fixture{t: t, clock: fakeclock.New(), rec: newRecorder()}
+	return newLimitedFixture(t, o, budget.Limits{}, subs...)
+}
+
+// newLimitedFixture is newFixture with a budget of limits.
+func newLimitedFixture(t *testing.T, o pull.Options, limits budget.Limits, subs ...*eventgrid.EventSubscription) *fixture {
+	t.Helper()
+	f := &fixture{t: t, clock: fakeclock.New(), rec: newRecorder(), budget: budget.New(limits)}
 	o.Clock, o.Metrics, o.DeadLetterer = f.clock, f.rec, f.rec
 	f.store = pull.New(o, zerolog.Nop())
+	f.d = dispatch.New(dispatch.Options{Budget: f.budget, Queues: f.store, Metrics: f.rec})
 	for _, s := range subs {
-		f.store.SubscriptionPut(s)
+		f.d.SubscriptionPut(s)
 	}
 	t.Cleanup(f.store.Close)
 	return f
@@ -128,11 +141,9 @@ func (f *fixture) publish(n int, subs ...*eventgrid.EventSubscription) ([]string
 		bodies = append(bodies, body)
 		ds = append(ds, eventgrid.Delivery{Event: &eventgrid.Event{ID: fmt.Sprint(f.next), Body: []byte(body), Accepted: f.clock.Now()}, Subscriptions: subs})
 	}
-	b, err := f.store.Prepare(topic, ds)
-	if err != nil {
+	if err := f.d.Publish(f.t.Context(), eventgrid.Publication{Topic: topic, Deliveries: ds}); err != nil {
 		return nil, err
 	}
-	b.Commit()
 	return bodies, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
@@ -25,7 +26,7 @@ func TestLockExpiryLog(t *testing.T) {
 	twice := queueSub(2, "twice", 60, 2, time.Hour)
 	s.SubscriptionPut(once)
 	s.SubscriptionPut(twice)
-	f := &fixture{t: t, clock: clock, store: s}
+	f := &fixture{t: t, clock: clock, store: s, d: dispatch.New(dispatch.Options{Queues: s})}
 	f.mustPublish(1, once)
 	f.mustPublish(1, twice)
 	f.receive(once, 1)

@@ -37,8 +37,7 @@ func (q *queue) settle(tokens []string, kind string, delay time.Duration) Result
 			q.locks.remove(e)
 			delete(q.tokens, t)
 			e.state = gone
-			fx.freed++
-			fx.bytes += int64(len(e.body))
+			q.release(e)
 		case SettleRelease:
 			e.outcome = released
 			q.unlockLocked(e, now, delay, &fx)

@@ -56,9 +56,6 @@ type Metrics interface {
 	DeadLettered(sub *eventgrid.EventSubscription, reason string, n int)
 	// Dropped counts n events discarded, with the reason.
 	Dropped(sub *eventgrid.EventSubscription, reason string, n int)
-	// Rejected counts n deliveries to queue subscriptions refused at
-	// publish because the broker or a subscription was full.
-	Rejected(n int)
 }
 
 // NopMetrics measures nothing.
@@ -79,31 +76,16 @@ func (NopMetrics) DeadLettered(*eventgrid.EventSubscription, string, int) {}
 // Dropped implements Metrics.
 func (NopMetrics) Dropped(*eventgrid.EventSubscription, string, int) {}
 
-// Rejected implements Metrics.
-func (NopMetrics) Rejected(int) {}
-
 // Options configure a Store. Zero values take the defaults.
 type Options struct {
-	// MaxEventsPerSubscription and MaxBytesPerSubscription are each queue
-	// subscription's share of the queue budget
-	// (broker__maxQueuedEventsPerSubscription, …BytesPerSubscription);
-	// zero is no bound.
-	MaxEventsPerSubscription int
-	MaxBytesPerSubscription  int64
 	// MaxWaiting bounds the receives waiting for events at once, across
 	// all queue subscriptions (broker__maxWaitingReceives); a receive that
 	// would wait beyond it gets EUnavailable. Zero is no bound.
 	MaxWaiting int
-	// Global, if not nil, is charged for every queued event as well: the
-	// broker-wide budget.
-	Global Budget
 	// TimeScale multiplies lock durations, release delays, the renew limit
 	// and event times to live (broker__queueTimeScale, for tests); zero
 	// means 1.
 	TimeScale float64
-	// Transform returns the body sub hands out for an event of topic; nil
-	// hands out the body as published.
-	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
 	// DeadLetterer, if not nil, takes the events of subscriptions that have
 	// a dead-letter destination.
 	DeadLetterer eventgrid.DeadLetterer
@@ -117,14 +99,14 @@ type Options struct {
 	LogEventExpiry     bool
 }
 
-// Store keeps the queue subscriptions' events. It implements
-// eventgrid.SubscriptionObserver, eventgrid.SubscriptionGuard and
-// eventgrid.EventHolder for queue subscriptions. It is safe for concurrent
-// use.
+// Store keeps the queue subscriptions' events, which the publish path
+// enqueues (see Enqueue) within the broker's budget. It implements
+// eventgrid.SubscriptionObserver and eventgrid.EventHolder for queue
+// subscriptions. It is safe for concurrent use.
 //
-// Lock order: Store.mu, then a queue's mu; the dead-letterer, the budgets'
-// release and the metrics are called with no queue lock held, except the
-// metrics, which never block.
+// Lock order: Store.mu, then a queue's mu. The dead-letterer and the log
+// are called with no queue lock held; the budget's release and the
+// metrics, which never block, may be called under it.
 type Store struct {
 	opts Options
 	log  zerolog.Logger
@@ -138,9 +120,6 @@ type Store struct {
 
 // New returns an empty Store.
 func New(o Options, log zerolog.Logger) *Store {
-	if o.Global == nil {
-		o.Global = unlimited{}
-	}
 	if o.TimeScale <= 0 {
 		o.TimeScale = 1
 	}
@@ -176,25 +155,14 @@ func (s *Store) scale(d time.Duration) time.Duration {
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: a queue
 // subscription gets its queue, or updates it; a subscription that stops
-// being a queue subscription loses its queue, which CheckSubscriptionPut
-// allows only when it is empty.
+// being a queue subscription loses its queue, as SubscriptionDeleted.
 func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
-	s.mu.Lock()
-	q := s.queues[sub.UID]
 	if !sub.IsQueue() {
-		if q != nil {
-			delete(s.queues, sub.UID)
-		}
-		s.mu.Unlock()
-		if q != nil {
-			// Its receives learn that it delivers by push now.
-			q.mu.Lock()
-			q.sub = sub
-			q.mu.Unlock()
-			q.close(ReasonSubscriptionDeleted)
-		}
+		s.SubscriptionDeleted(sub)
 		return
 	}
+	s.mu.Lock()
+	q := s.queues[sub.UID]
 	if q == nil {
 		if !s.closed {
 			s.queues[sub.UID] = newQueue(s, sub)
@@ -208,19 +176,6 @@ func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	q.mu.Unlock()
 }
 
-// CheckSubscriptionPut implements eventgrid.SubscriptionGuard: a queue
-// subscription that holds events cannot become a push subscription, which
-// would drop them.
-func (s *Store) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription) error {
-	if !old.IsQueue() || sub.IsQueue() {
-		return nil
-	}
-	if n := s.HeldEvents(old); n > 0 {
-		return eventgrid.Errorf(eventgrid.EEventsHeld, "Event subscription %q of topic %q holds %d events (available, locked or delayed); changing its deliveryMode from Queue to Push would drop them. Receive and settle them first, or delete the subscription to drop them.", old.Name, old.Topic, n)
-	}
-	return nil
-}
-
 // HeldEvents implements eventgrid.EventHolder: the events of sub's queue,
 // available, locked or delayed.
 func (s *Store) HeldEvents(sub *eventgrid.EventSubscription) int {
@@ -230,15 +185,22 @@ func (s *Store) HeldEvents(sub *eventgrid.EventSubscription) int {
 
 // SubscriptionDeleted implements eventgrid.SubscriptionObserver. The
 // queue's events are dropped and counted; waiting receives get
-// ESubscriptionMissing.
+// ESubscriptionMissing, or, when sub is the subscription as it is now, a
+// push subscription, the error that says so.
 func (s *Store) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 	s.mu.Lock()
 	q := s.queues[sub.UID]
 	delete(s.queues, sub.UID)
 	s.mu.Unlock()
-	if q != nil {
-		q.close(ReasonSubscriptionDeleted)
+	if q == nil {
+		return
 	}
+	if !sub.IsQueue() {
+		q.mu.Lock()
+		q.sub = sub
+		q.mu.Unlock()
+	}
+	q.close(ReasonSubscriptionDeleted)
 }
 
 // Close drops every queued event (counted) and ends waiting receives.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
@@ -205,8 +206,7 @@ func TestReject(t *testing.T) {
 func TestShareOfTheBudget(t *testing.T) {
 	sub := queueSub(1, "app", 60, 10, time.Hour)
 	other := queueSub(2, "other", 60, 10, time.Hour)
-	global := &pull.Limit{Events: 5}
-	f := newFixture(t, pull.Options{MaxEventsPerSubscription: 3, Global: global}, sub, other)
+	f := newLimitedFixture(t, pull.Options{}, budget.Limits{Events: 5, EventsPerSubscription: 3}, sub, other)
 	f.mustPublish(3, sub)
 	_, err := f.publish(1, sub, other)
 	if eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
@@ -218,11 +218,11 @@ func TestShareOfTheBudget(t *testing.T) {
 	got := f.receive(sub, 1)
 	f.store.Acknowledge(sub, tokens(got))
 	f.mustPublish(1, sub, other)
-	if n, _ := global.Used(); n != 4 {
+	if n, _ := f.budget.Used(); n != 4 {
 		t.Fatalf("global budget holds %d events; want 4", n)
 	}
 	f.store.SubscriptionDeleted(sub)
-	if n, _ := global.Used(); n != 1 {
+	if n, _ := f.budget.Used(); n != 1 {
 		t.Fatalf("global budget holds %d events after the delete; want 1", n)
 	}
 	if _, dropped := f.rec.snapshot(); dropped[pull.ReasonSubscriptionDeleted] != 3 {

@@ -186,9 +186,9 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	}
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
-	apiOpts.DeliveryStatus = b.dispatcher.DeliveryStatus
+	apiOpts.Status = b.dispatcher
 	apiOpts.Queues = b.pulled
-	apiOpts.Admit = engineOpts.Budget.Admit
+	apiOpts.Admitter = engineOpts.Budget
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
 		obs = append(obs, rep)
@@ -205,7 +205,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	// /readyz asks the desired configuration's sources, which start
 	// follows before any listener opens.
 	apiOpts.Ready = func() bool { return b.ready() }
-	b.api = api.New(apiOpts, b.registry, b.dispatcher, log)
+	b.api = api.New(apiOpts, b.registry, registry.NewRouter(b.registry, b.dispatcher), log)
 	return b
 }
 

@@ -12,8 +12,6 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/auth"
-	"github.com/edgegrid/edgegrid/pkg/internal/mock"
-	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
@@ -59,7 +57,7 @@ func TestAuthFailures_CountedAndLogRateLimited(t *testing.T) {
 			logs := &logbuf.Buffer{}
 			opts := api.DefaultOptions()
 			opts.Authenticator, opts.Metrics, opts.AuthFailureLogInterval = tt.authn, m, time.Hour
-			srv := api.New(opts, registry.New(registry.DefaultOptions(), &mock.SubscriptionObserver{}), &mock.Recorder{}, zerolog.New(logs))
+			srv := newServer(opts, zerolog.New(logs))
 			addr, err := srv.Open("127.0.0.1:0", nil)
 			if err != nil {
 				t.Fatal(err)

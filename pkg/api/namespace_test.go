@@ -19,6 +19,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
@@ -294,7 +295,7 @@ func TestClose_CutsSlowReceive(t *testing.T) {
 	opts.Queues = store
 	opts.ReceiveGrace = 100 * time.Millisecond
 	reg := queueRegistry(t, store)
-	srv := api.New(opts, reg, nil, zerolog.Nop())
+	srv := api.New(opts, reg, registry.NewRouter(reg, &mock.Recorder{}), zerolog.Nop())
 	addr, err := srv.Open("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -13,11 +13,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
-
-	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/pull"
-	"github.com/edgegrid/edgegrid/pkg/registry"
-	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
 // Options configure the API.
@@ -68,16 +63,16 @@ type Options struct {
 	// refused requests; each line counts the refusals not logged before
 	// it. Zero means DefaultAuthFailureLogInterval.
 	AuthFailureLogInterval time.Duration
-	// Admit, if not nil, is asked before a publish body is read whether a
-	// request of that many bytes could be queued; when it says no, the
+	// Admitter, if not nil, is asked before a publish body is read whether
+	// a request of that many bytes could be queued; when it says no, the
 	// request gets 503 without being read.
-	Admit func(bytes int64) bool
-	// DeliveryStatus, if not nil, adds the read-only deliveryStatus
-	// extension to subscription responses.
-	DeliveryStatus func(*eventgrid.EventSubscription) *resource.DeliveryStatus
+	Admitter Admitter
+	// Status, if not nil, adds the read-only deliveryStatus extension to
+	// subscription responses.
+	Status Status
 	// Queues, if not nil, serves receive and the settlements of queue
 	// subscriptions.
-	Queues *pull.Store
+	Queues Queues
 	// ReceiveGrace is how long Close lets receive answers being written
 	// finish before it cuts them, so that a client reading slowly never
 	// holds the stop; zero means DefaultReceiveGrace, negative cuts them
@@ -110,8 +105,8 @@ func DefaultOptions() Options {
 // Open and stop them all with Close.
 type Server struct {
 	opts      Options
-	registry  *registry.Registry
-	publisher eventgrid.Publisher
+	resources Resources
+	publisher Publisher
 	log       zerolog.Logger
 	echo      *echo.Echo
 	authLog   logLimiter
@@ -125,8 +120,9 @@ type Server struct {
 	wg      sync.WaitGroup
 }
 
-// New builds the API over a registry and a publisher. It starts nothing.
-func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger zerolog.Logger) *Server {
+// New builds the API over the topics and subscriptions it manages and the
+// publisher of the events it accepts. It starts nothing.
+func New(opts Options, res Resources, pub Publisher, logger zerolog.Logger) *Server {
 	if opts.Metrics == nil {
 		opts.Metrics = nopMetrics{}
 	}
@@ -142,7 +138,7 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	s := &Server{
 		authLog:   logLimiter{interval: opts.AuthFailureLogInterval},
 		opts:      opts,
-		registry:  reg,
+		resources: res,
 		publisher: pub,
 		log:       logger.With().Str("component", "api").Logger(),
 	}

@@ -16,12 +16,10 @@ import (
 // the broker's budget, which the dispatcher claims for them.
 func newQueues(cfg config.Config, dl eventgrid.DeadLetterer, prom *metrics.Prometheus, log zerolog.Logger) (*pull.Store, *metrics.Pull) {
 	o := pull.Options{
-		MaxWaiting:         cfg.MaxWaitingReceives,
-		TimeScale:          float64(cfg.QueueTimeScale),
-		DeadLetterer:       dl,
-		LogDeliverySuccess: cfg.LogDeliverySuccess,
-		LogDeliveryFailure: cfg.LogDeliveryFailure,
-		LogEventExpiry:     cfg.LogEventExpiry,
+		MaxWaiting:   cfg.MaxWaitingReceives,
+		TimeScale:    float64(cfg.QueueTimeScale),
+		DeadLetterer: dl,
+		DeliveryLogs: deliveryLogs(cfg),
 	}
 	var m *metrics.Pull
 	if prom != nil {
@@ -43,4 +41,14 @@ func receiveGrace(cfg config.Config) time.Duration {
 		return -1 // cut at once
 	}
 	return min(api.DefaultReceiveGrace, stop)
+}
+
+// deliveryLogs are the log switches of both delivery modes, from the same
+// keys.
+func deliveryLogs(cfg config.Config) eventgrid.DeliveryLogs {
+	return eventgrid.DeliveryLogs{
+		LogDeliverySuccess: cfg.LogDeliverySuccess,
+		LogDeliveryFailure: cfg.LogDeliveryFailure,
+		LogEventExpiry:     cfg.LogEventExpiry,
+	}
 }

@@ -191,6 +191,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.Admitter = engineOpts.Budget
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
+		rep.CollectHeld(b.dispatcher.Holdings)
 		obs = append(obs, rep)
 		apiOpts.Metrics = rep
 	}
@@ -307,9 +308,7 @@ func deliveryOptions(cfg config.Config) delivery.Options {
 		DefaultSchedule:        eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
 		ExponentialScale:       float64(cfg.ExponentialScale),
 		ProbationAfterFailures: cfg.ProbationAfterFailures,
-		LogDeliverySuccess:     cfg.LogDeliverySuccess,
-		LogDeliveryFailure:     cfg.LogDeliveryFailure,
-		LogEventExpiry:         cfg.LogEventExpiry,
+		DeliveryLogs:           deliveryLogs(cfg),
 	}
 }
 

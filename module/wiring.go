@@ -51,6 +51,7 @@ type reporter interface {
 	dispatch.Metrics
 	eventgrid.SubscriptionObserver
 	Collect(func() delivery.Stats)
+	CollectHeld(func() dispatch.Holdings)
 }
 
 // newReporter returns the configured reporter, its /metrics handler (nil

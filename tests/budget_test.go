@@ -109,7 +109,19 @@ func TestBudget_ShareWhateverTheMode(t *testing.T) {
 			t.Errorf("%s with its shares full: %d Retry-After %q %q; want 503 with Retry-After naming one of %v", topic, code, retry, msg, names)
 		}
 	}
-	if after, _ := mustScrape(t, b.URL).value("eventgrid_queued_events"); after != before || before != 20 {
+	s := mustScrape(t, b.URL)
+	if after, _ := s.value("eventgrid_queued_events"); after != before || before != 20 {
 		t.Errorf("eventgrid_queued_events went from %v to %v over refused requests; want 20 throughout", before, after)
+	}
+	// One vocabulary for what each subscription holds, whatever its mode.
+	for topic, names := range map[string][]string{"push": {"hook0"}, "queue": {"queue0"}, "both": {"bothhook", "bothqueue"}} {
+		for _, n := range names {
+			if v, _ := s.value("eventgrid_subscription_held_events", "topic", topic, "subscription", n); v != 5 {
+				t.Errorf("eventgrid_subscription_held_events of %s = %v; want 5", n, v)
+			}
+			if v, _ := s.value("eventgrid_subscription_held_bytes", "topic", topic, "subscription", n); v != 5*200 {
+				t.Errorf("eventgrid_subscription_held_bytes of %s = %v; want 1000", n, v)
+			}
+		}
 	}
 }

@@ -76,7 +76,8 @@ type QueueStats struct {
 }
 
 // Stats is a snapshot of the engine's queues. QueuedEvents and QueuedBytes
-// are the broker's budget in use, push and queue subscriptions together.
+// are the broker's budget in use, push and queue subscriptions together
+// (the dispatcher's Holdings says the same, subscription by subscription).
 type Stats struct {
 	QueuedEvents int64
 	QueuedBytes  int64

@@ -56,12 +56,10 @@ type Options struct {
 	// (see package budget); nil means a budget of its own with the default
 	// limits.
 	Budget *budget.Budget
-	// LogDeliverySuccess logs every delivered batch; LogDeliveryFailure
-	// every failed attempt; LogEventExpiry every event dropped by its retry
-	// policy.
-	LogDeliverySuccess bool
-	LogDeliveryFailure bool
-	LogEventExpiry     bool
+	// DeliveryLogs are the log switches: LogDeliverySuccess logs every
+	// delivered batch; LogDeliveryFailure every failed attempt;
+	// LogEventExpiry every event dropped by its retry policy.
+	eventgrid.DeliveryLogs
 	// LogRateWindow and LogRateBurst rate-limit the "delivery attempt
 	// failed" and "event dropped by retry policy" lines, so that a dead
 	// endpoint cannot flood the log: each subscription emits at most
@@ -99,8 +97,7 @@ func DefaultOptions() Options {
 		MaxConcurrent:              100,
 		MaxPerSubscription:         16,
 		SuspectAfter:               time.Second,
-		LogDeliveryFailure:         true,
-		LogEventExpiry:             true,
+		DeliveryLogs:               eventgrid.DeliveryLogs{LogDeliveryFailure: true, LogEventExpiry: true},
 		LogRateWindow:              time.Minute,
 		LogRateBurst:               10,
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
@@ -28,10 +29,11 @@ func TestConsole_Report(t *testing.T) {
 	c := metrics.NewConsole(time.Hour, zerolog.New(buf))
 	s1, _, _ := scenario(c.Prometheus)
 	c.Collect(func() delivery.Stats {
-		return delivery.Stats{QueuedEvents: 4, QueuedBytes: 400, InFlight: 1, Queues: []delivery.QueueStats{
+		return delivery.Stats{InFlight: 1, Queues: []delivery.QueueStats{
 			{Subscription: s1, Ready: 1, Backoff: [2]int{2, 1}},
 		}}
 	})
+	c.CollectHeld(func() dispatch.Holdings { return dispatch.Holdings{Events: 4, Bytes: 400} })
 
 	c.Report()
 	first := byMessage(buf.Take(t))

@@ -51,6 +51,7 @@ func TestPrometheus_Engine(t *testing.T) {
 	t.Cleanup(func() { e.Close(5 * time.Second) })
 	p.Collect(e.Stats)
 	d := dispatch.New(dispatch.Options{Push: e, Metrics: p})
+	p.CollectHeld(d.Holdings)
 	reg := registry.New(registry.DefaultOptions(), observers{d, p})
 	if _, _, err := reg.PutTopic(ctx, eventgrid.Topic{Name: "Orders"}); err != nil {
 		t.Fatalf("PutTopic: %v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
@@ -20,7 +21,7 @@ import (
 func TestLockExpiryLog(t *testing.T) {
 	var buf bytes.Buffer
 	clock := fakeclock.New()
-	s := pull.New(pull.Options{Clock: clock, LogDeliveryFailure: true}, zerolog.New(&buf))
+	s := pull.New(pull.Options{Clock: clock, DeliveryLogs: eventgrid.DeliveryLogs{LogDeliveryFailure: true}}, zerolog.New(&buf))
 	t.Cleanup(s.Close)
 	once := queueSub(1, "once", 60, 1, time.Hour)
 	twice := queueSub(2, "twice", 60, 2, time.Hour)

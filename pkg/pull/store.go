@@ -91,12 +91,11 @@ type Options struct {
 	DeadLetterer eventgrid.DeadLetterer
 	Metrics      Metrics
 	Clock        clock.Clock
-	// LogDeliverySuccess logs acknowledgements; LogDeliveryFailure logs
-	// rejections, lock expiries, dead letters and drops; LogEventExpiry
-	// logs events past their time to live.
-	LogDeliverySuccess bool
-	LogDeliveryFailure bool
-	LogEventExpiry     bool
+	// DeliveryLogs are the log switches: LogDeliverySuccess logs
+	// acknowledgements; LogDeliveryFailure logs rejections, lock expiries,
+	// dead letters and drops; LogEventExpiry logs events past their time
+	// to live.
+	eventgrid.DeliveryLogs
 }
 
 // Store keeps the queue subscriptions' events, which the publish path

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -19,8 +20,10 @@ import (
 // properties over edge's connection (see followTwin). A bad entry is logged
 // and skipped; only an unreadable desired_config or desired_config_file at
 // start stops the start. It returns the readiness check: false until each
-// source has been applied once.
-func startDesiredConfig(ctx context.Context, cfg config.Config, reg *registry.Registry, edge *edgehub.Client, log zerolog.Logger) (func() bool, error) {
+// source has been applied once, and the function that stops the followers
+// and waits for them, so that none changes the registry while the delivery
+// modes close.
+func startDesiredConfig(ctx context.Context, cfg config.Config, reg *registry.Registry, edge *edgehub.Client, log zerolog.Logger) (ready func() bool, stop func(context.Context) error, err error) {
 	log = log.With().Str("component", "bootstrap").Logger()
 	rec := bootstrap.NewReconciler(reg, reg, log)
 	twin := edge != nil && followTwin(cfg)
@@ -29,7 +32,7 @@ func startDesiredConfig(ctx context.Context, cfg config.Config, reg *registry.Re
 	}
 	doc, err := bootstrap.Load(cfg.DesiredConfig, cfg.DesiredConfigFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if doc != nil {
 		source := bootstrap.SourceInline
@@ -37,25 +40,33 @@ func startDesiredConfig(ctx context.Context, cfg config.Config, reg *registry.Re
 			source = bootstrap.SourceFile
 		}
 		if _, err := rec.Apply(ctx, source, doc); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
 	if cfg.DesiredConfigFile != "" {
 		interval := time.Duration(cfg.DesiredConfigPollSeconds) * time.Second
-		go rec.WatchFile(ctx, cfg.DesiredConfigFile, interval, doc, nil)
+		wg.Go(func() { rec.WatchFile(ctx, cfg.DesiredConfigFile, interval, doc, nil) })
 	}
 	if twin {
 		log.Info().Msg("following the module twin's desired properties")
-		go edge.FollowTwin(ctx, edgehub.TwinOptions{
-			Apply: func(ctx context.Context, desired []byte) map[string]any {
-				res, err := rec.Apply(ctx, bootstrap.SourceTwin, desired)
-				return rec.Reported(ctx, bootstrap.SourceTwin, res, err)
-			},
-			RequestTimeout: 10 * time.Second,
-			Retry:          time.Second,
-		})
+		wg.Go(func() { followTwinDesired(ctx, edge, rec) })
 	}
-	return rec.Ready, nil
+	return rec.Ready, func(context.Context) error { cancel(); wg.Wait(); return nil }, nil
+}
+
+// followTwinDesired applies the module twin's desired properties until ctx
+// is done.
+func followTwinDesired(ctx context.Context, edge *edgehub.Client, rec *bootstrap.Reconciler) {
+	edge.FollowTwin(ctx, edgehub.TwinOptions{
+		Apply: func(ctx context.Context, desired []byte) map[string]any {
+			res, err := rec.Apply(ctx, bootstrap.SourceTwin, desired)
+			return rec.Reported(ctx, bootstrap.SourceTwin, res, err)
+		},
+		RequestTimeout: 10 * time.Second,
+		Retry:          time.Second,
+	})
 }
 
 // followTwin reports whether edgehub__twin asks for the module twin to be

@@ -38,44 +38,63 @@ var version = "dev"
 type listening func(scheme string, addr net.Addr)
 
 // run wires the broker from cfg and serves until ctx is done, then shuts
-// down: listeners stop accepting, requests in flight finish, deliveries in
-// flight get the stop timeout, and queued events are discarded.
+// down within broker__stopTimeoutInSeconds: listeners stop accepting,
+// requests in flight finish, deliveries in flight get what is left of the
+// stop timeout, and queued events are discarded (see lifecycle). A failed
+// start closes what it had started, the same way.
 func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen listening) error {
 	log.Info().Str("version", version).Interface("config", cfg.Fields()).Msg("edgegrid starting with this configuration")
 	if cfg.DefaultIsPersisted || cfg.BackoffIsPersisted {
 		log.Warn().Msg("broker__defaultIsPersisted and broker__backoffIsPersisted are ignored: events are kept in memory by design")
 	}
+	lc := &lifecycle{log: log}
+	if err := start(ctx, cfg, log, onListen, lc); err != nil {
+		lc.stop(cfg)
+		return err
+	}
+	<-ctx.Done()
+	log.Info().Int("stopTimeoutSeconds", cfg.StopTimeoutSeconds).Msg("stopping: no longer accepting requests")
+	lc.stop(cfg)
+	log.Info().Msg("edgegrid stopped")
+	return nil
+}
+
+// start starts the broker's components in order, adding each to lc as it
+// starts: profiling, certificates, metrics, the senders, the delivery
+// modes, the followers of the declared configuration, and last the
+// listeners.
+func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen listening, lc *lifecycle) error {
 	if cfg.PprofAddress != "" {
 		stopPprof, err := startPprof(cfg.PprofAddress, log)
 		if err != nil {
 			return fmt.Errorf("debug__pprofAddress: %w", err)
 		}
-		defer stopPprof()
+		lc.add("pprof", ignoringContext(stopPprof))
 	}
 	sec, err := setupSecurity(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	sec.start(ctx)
-	defer func() {
-		if err := sec.close(); err != nil {
-			log.Warn().Err(err).Msg("stopping certificate refresh")
-		}
-	}()
-	rep, prom, stopReporter := newReporter(ctx, cfg, log)
-	defer stopReporter()
+	lc.add("certs", sec.close)
+	rep, prom, closeReporter := newReporter(ctx, cfg, log)
+	lc.add("metrics", closeReporter)
 	out, err := newSenders(cfg, sec, log)
 	if err != nil {
 		return err
 	}
-	defer out.close() // after the engine: deliveries in flight finish first
-	b := newBroker(cfg, out, rep, prom, sec, log)
-	if err := b.start(ctx, cfg, sec, log, onListen); err != nil {
+	if out.edge != nil {
+		lc.add("edgehub", out.edge.Close)
+	}
+	b := newBroker(cfg, out, rep, prom, sec, log, lc)
+	ready, stopFollowing, err := startDesiredConfig(ctx, cfg, b.registry, b.edge, log)
+	if err != nil {
 		return err
 	}
-	<-ctx.Done()
-	b.stop(cfg, log)
-	return nil
+	lc.add("bootstrap", stopFollowing)
+	b.ready = ready
+	lc.add("api", b.api.Close)
+	return openListeners(cfg, b.api, sec, log, onListen)
 }
 
 // senders are the destinations' senders.
@@ -84,7 +103,6 @@ type senders struct {
 	hooks  *webhook.Sender
 	queues *storagequeue.Sender
 	edge   *edgehub.Client
-	close  func()
 }
 
 // newSenders builds a sender for each destination type, sharing the
@@ -125,11 +143,9 @@ func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders,
 		hooks:  hooks,
 		queues: queues,
 		edge:   edge,
-		close:  func() {},
 	}
 	if edge != nil {
 		s.router[eventgrid.EdgeHub] = edge
-		s.close = func() { edge.Close() }
 	}
 	return s, nil
 }
@@ -154,8 +170,9 @@ type broker struct {
 }
 
 // newBroker wires the engine, the dead-letter writer, the registry and the
-// API over the senders and the metrics reporter (rep and prom may be nil).
-func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger) *broker {
+// API over the senders and the metrics reporter (rep and prom may be nil),
+// adding what it starts to lc.
+func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger, lc *lifecycle) *broker {
 	dlOpts := deadletter.Options{
 		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
 		MaxWait:       time.Duration(cfg.DeadLetterMaxWaitSeconds) * time.Second,
@@ -164,6 +181,9 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 		dlOpts.Metrics = prom
 	}
 	b := &broker{deadLetters: deadletter.New(dlOpts, log), edge: out.edge}
+	// The dead letters get what is left of the stop timeout, and a second
+	// at least.
+	lc.add("deadletter", atLeast(time.Second, b.deadLetters.Close))
 	engineOpts := deliveryOptions(cfg)
 	engineOpts.DeadLetterer = b.deadLetters
 	var engineMetrics delivery.Metrics
@@ -171,8 +191,10 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 		engineMetrics = rep
 	}
 	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
+	lc.add("delivery", b.engine.Close)
 	var pullMetrics *metrics.Pull
 	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, prom, log)
+	lc.add("pull", b.pulled.Close)
 	dispatchOpts := dispatch.Options{Budget: engineOpts.Budget, Push: b.engine, Queues: b.pulled, Transform: convertSchema}
 	if rep != nil {
 		dispatchOpts.Metrics = rep
@@ -208,52 +230,6 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.Ready = func() bool { return b.ready() }
 	b.api = api.New(apiOpts, b.registry, registry.NewRouter(b.registry, b.dispatcher), log)
 	return b
-}
-
-// start applies the desired configuration, keeps following its live
-// sources, and opens the listeners; on failure it stops what it started.
-func (b *broker) start(ctx context.Context, cfg config.Config, sec *security, log zerolog.Logger, onListen listening) error {
-	ready, err := startDesiredConfig(ctx, cfg, b.registry, b.edge, log)
-	if err != nil {
-		b.pulled.Close()
-		b.engine.Close(0)
-		b.deadLetters.Close(context.Background())
-		return err
-	}
-	b.ready = ready
-	if err := openListeners(cfg, b.api, sec, log, onListen); err != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = b.api.Close(sctx)
-		b.pulled.Close()
-		b.engine.Close(0)
-		b.deadLetters.Close(context.Background())
-		return err
-	}
-	return nil
-}
-
-// stop shuts down within broker__stopTimeoutInSeconds: the listeners stop
-// accepting and requests in flight finish, then deliveries in flight, then
-// the dead letters get what is left, and a second at least.
-func (b *broker) stop(cfg config.Config, log zerolog.Logger) {
-	log.Info().Int("stopTimeoutSeconds", cfg.StopTimeoutSeconds).Msg("stopping: no longer accepting requests")
-	deadline := time.Now().Add(time.Duration(cfg.StopTimeoutSeconds) * time.Second)
-	sctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	// Receives waiting for events answer at once, with none; the events
-	// still queued are dropped and counted.
-	b.pulled.Close()
-	if err := b.api.Close(sctx); err != nil {
-		log.Warn().Err(err).Msg("requests still in flight at the stop timeout were cut off")
-	}
-	b.engine.Close(time.Until(deadline))
-	dctx, dcancel := context.WithDeadline(context.Background(), maxTime(deadline, time.Now().Add(time.Second)))
-	defer dcancel()
-	if n := b.deadLetters.Close(dctx); n > 0 {
-		log.Warn().Int("events", n).Msg("dead letters not written before the stop timeout were dropped")
-	}
-	log.Info().Msg("edgegrid stopped")
 }
 
 // openListeners opens the listeners inbound__serverAuth__tlsPolicy asks
@@ -385,11 +361,4 @@ func convertSchema(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body
 		return out
 	}
 	return body
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

@@ -55,19 +55,20 @@ type reporter interface {
 }
 
 // newReporter returns the configured reporter, its /metrics handler (nil
-// unless Prometheus) and a function to stop it (which logs a last summary
-// for Console). It returns a nil reporter for "none".
-func newReporter(ctx context.Context, cfg config.Config, log zerolog.Logger) (reporter, *metrics.Prometheus, func()) {
+// unless Prometheus) and its Close (which logs a last summary for
+// Console). It returns a nil reporter for "none".
+func newReporter(ctx context.Context, cfg config.Config, log zerolog.Logger) (reporter, *metrics.Prometheus, func(context.Context) error) {
+	nothing := func(context.Context) error { return nil }
 	switch cfg.MetricsReporterType {
 	case config.ReporterPrometheus:
 		p := metrics.NewPrometheus()
-		return p, p, func() {}
+		return p, p, nothing
 	case config.ReporterConsole:
 		c := metrics.NewConsole(time.Duration(cfg.MetricsReportingIntervalSeconds)*time.Second, log)
 		if err := c.Run(ctx); err != nil {
 			log.Warn().Err(err).Msg("console metrics reporter did not start")
 		}
-		return c, nil, func() { _ = c.Close() }
+		return c, nil, c.Close
 	}
-	return nil, nil, func() {}
+	return nil, nil, nothing
 }

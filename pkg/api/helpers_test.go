@@ -38,6 +38,7 @@ type testServer struct {
 	Registry *registry.Registry
 	Recorder *mock.Recorder
 	Observer *mock.SubscriptionObserver
+	Server   *api.Server
 }
 
 // serverConfig is what MustOpenServer builds the server from; options
@@ -76,6 +77,7 @@ func MustOpenServer(tb testing.TB, opts ...serverOption) *testServer {
 	}
 	ts.Registry = registry.New(cfg.registry, ts.Observer)
 	srv := api.New(cfg.api, ts.Registry, registry.NewRouter(ts.Registry, ts.Recorder), zerolog.Nop())
+	ts.Server = srv
 	addr, err := srv.Open("127.0.0.1:0", nil)
 	if err != nil {
 		tb.Fatalf("Open: %v", err)

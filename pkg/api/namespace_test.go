@@ -37,7 +37,7 @@ type queueServer struct {
 func newQueueServer(t *testing.T, o pull.Options, opts ...serverOption) *queueServer {
 	t.Helper()
 	store := pull.New(o, zerolog.Nop())
-	t.Cleanup(store.Close)
+	t.Cleanup(func() { _ = store.Close(context.Background()) })
 	ts := MustOpenServer(t, append([]serverOption{withAPI(func(o *api.Options) { o.Queues = store })}, opts...)...)
 	ts.Observer.PutFn = store.SubscriptionPut
 	ts.Observer.DeletedFn = store.SubscriptionDeleted
@@ -207,6 +207,38 @@ func TestReceive_WaitingLimit(t *testing.T) {
 	}
 }
 
+// TestReceive_EndsAtClose: a receive waiting for events when the server
+// closes answers at once with none, and the close does not wait for its
+// long poll; the queue itself stays open.
+func TestReceive_EndsAtClose(t *testing.T) {
+	qs := newQueueServer(t, pull.Options{})
+	done := make(chan response, 1)
+	go func() {
+		done <- qs.doVersion(t, http.MethodPost, "/topics/t/eventSubscriptions/q:receive?maxWaitTime=120", nsVersion, "", nil)
+	}()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if c, _ := qs.store.Counts(mustSub(t, qs)); c.Waiting != 1 {
+			return fmt.Errorf("%d receives waiting", c.Waiting)
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := qs.Server.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Close took %v with a receive waiting", d)
+	}
+	if r := <-done; r.Status != http.StatusOK || string(r.Body) != `{"value":[]}` {
+		t.Fatalf("the waiting receive: %d %s; want 200 with no events", r.Status, r.Body)
+	}
+	if _, ok := qs.store.Counts(mustSub(t, qs)); !ok {
+		t.Fatal("closing the API closed the queue")
+	}
+}
+
 func mustSub(t *testing.T, qs *queueServer) *eventgrid.EventSubscription {
 	t.Helper()
 	sub, err := qs.Registry.Subscription(t.Context(), "t", "q")
@@ -290,7 +322,7 @@ func TestReceive_SlowReaderCut(t *testing.T) {
 // expire.
 func TestClose_CutsSlowReceive(t *testing.T) {
 	store := pull.New(pull.Options{}, zerolog.Nop()) // 60 s locks
-	t.Cleanup(store.Close)
+	t.Cleanup(func() { _ = store.Close(context.Background()) })
 	opts := api.DefaultOptions()
 	opts.Queues = store
 	opts.ReceiveGrace = 100 * time.Millisecond

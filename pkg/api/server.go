@@ -112,6 +112,10 @@ type Server struct {
 	authLog   logLimiter
 	bodies    budget    // bytes of request bodies being read
 	answers   answerSet // receive answers being written
+	// closing is done once Close has begun: receives still waiting for
+	// events end at once, with none.
+	closing      context.Context
+	closeWaiting context.CancelFunc
 
 	mu      sync.Mutex
 	servers []*http.Server
@@ -149,6 +153,7 @@ func New(opts Options, res Resources, pub Publisher, logger zerolog.Logger) *Ser
 	e.Pre(canonicalPath, trackBody)
 	s.echo = e
 	s.bodies.limit = opts.MaxBodyBytesInFlight
+	s.closing, s.closeWaiting = context.WithCancel(context.Background())
 	s.routes()
 	return s
 }
@@ -232,9 +237,12 @@ func serverHeaderBytes(limit int) int {
 }
 
 // Close stops accepting connections and waits for in-flight requests until
-// ctx is done, then closes what remains. Receive answers still being
-// written after Options.ReceiveGrace are cut.
+// ctx is done, then closes what remains. Receives still waiting for events
+// answer at once, with none; receive answers still being written after
+// Options.ReceiveGrace are cut. It returns an error when requests were
+// still in flight when ctx was done.
 func (s *Server) Close(ctx context.Context) error {
+	s.closeWaiting()
 	cut := time.AfterFunc(max(s.opts.ReceiveGrace, 0), s.answers.cutAll)
 	defer cut.Stop()
 	s.mu.Lock()

@@ -1,6 +1,7 @@
 package certs_test
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestNewFileServer_Reloads(t *testing.T) {
 	addr := testpki.ServeTLS(t, certs.ServerConfig(src, false), okHandler)
 	first := MustServedLeaf(t, addr, "localhost", ca.Pool())
 	go src.Run(t.Context())
-	defer src.Close()
+	defer src.Close(context.Background())
 
 	// New files: the served certificate follows without a restart.
 	ca.WriteFiles(t, dir, "localhost")

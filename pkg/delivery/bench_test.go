@@ -33,7 +33,7 @@ func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
 	limits(&o, budget.Limits{Events: 1 << 30, Bytes: 1 << 40, EventsPerSubscription: 1 << 30, BytesPerSubscription: 1 << 40})
 	e := delivery.New(o, s, nil, zerolog.Nop())
 	d := dispatch.New(dispatch.Options{Push: e})
-	defer e.Close(time.Second)
+	defer func() { _ = closeWithin(e, time.Second) }()
 	var list []*eventgrid.EventSubscription
 	for i := range subs {
 		list = append(list, newSub(e, fmt.Sprint("s", i), func(s *eventgrid.EventSubscription) {
@@ -98,7 +98,7 @@ func BenchmarkEngineRetries(b *testing.B) {
 			o.LogDeliveryFailure = false
 			o.DefaultSchedule = schedule
 			e := delivery.New(o, s, nil, zerolog.Nop())
-			defer e.Close(time.Second)
+			defer func() { _ = closeWithin(e, time.Second) }()
 			d := dispatch.New(dispatch.Options{Push: e})
 			sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 50 })
 			events := make([]eventgrid.Delivery, 100)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -505,17 +506,20 @@ func TestEngine_Lifecycle(t *testing.T) {
 		}}
 		o := fastOptions()
 		o.MaxPerSubscription = 1
-		e := delivery.New(o, s, nil, zerologNop())
+		m := newMetrics()
+		e := delivery.New(o, s, m, zerologNop())
 		sub := newSub(e, "s")
 		for i := range 5 {
 			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint(i), 50))
 		}
 		<-started
-		n := e.Close(5 * time.Second)
+		if err := closeWithin(e, 5*time.Second); err != nil {
+			t.Errorf("Close = %v; want nil, as nothing was cut off", err)
+		}
 		if !finished.Load() {
 			t.Error("Close returned before the request in flight finished")
 		}
-		if n != 4 {
+		if n := m.droppedN("s", delivery.DropShutdown); n != 4 {
 			t.Errorf("Close discarded %d, want 4", n)
 		}
 		if err := publish(e, []*eventgrid.EventSubscription{sub}, newEvent("after", 10)); eventgrid.ErrorCode(err) != eventgrid.EUnavailable {
@@ -540,9 +544,12 @@ func TestEngine_Lifecycle(t *testing.T) {
 			return nil
 		})
 		start := time.Now()
-		e.Close(100 * time.Millisecond)
+		err := closeWithin(e, 100*time.Millisecond)
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("Close took %v with a 100ms stop timeout", d)
+		}
+		if err == nil || !strings.Contains(err.Error(), "1 requests still in flight") {
+			t.Errorf("Close = %v; want an error saying a request was cancelled", err)
 		}
 	})
 }

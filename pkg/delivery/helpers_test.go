@@ -132,7 +132,7 @@ func fastOptions() delivery.Options {
 func mustEngine(tb testing.TB, o delivery.Options, s delivery.Sender, m delivery.Metrics) *delivery.Engine {
 	tb.Helper()
 	e := delivery.New(o, s, m, zerolog.Nop())
-	tb.Cleanup(func() { e.Close(5 * time.Second) })
+	tb.Cleanup(func() { _ = closeWithin(e, 5*time.Second) })
 	return e
 }
 
@@ -193,4 +193,11 @@ func idOf(body []byte) string {
 	v, _ := rawjson.Member(body, "id")
 	id, _ := rawjson.Unquote(v)
 	return id
+}
+
+// closeWithin closes e, giving requests in flight d to finish.
+func closeWithin(e *delivery.Engine, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return e.Close(ctx)
 }

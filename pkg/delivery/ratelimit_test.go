@@ -56,7 +56,7 @@ func mustFailingEngine(tb testing.TB, o delivery.Options, buf *logbuf.Buffer) (*
 	s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
 	m := newMetrics()
 	e := delivery.New(o, s, m, zerolog.New(buf))
-	tb.Cleanup(func() { e.Close(5 * time.Second) })
+	tb.Cleanup(func() { _ = closeWithin(e, 5*time.Second) })
 	sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
 		s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 1}
 	})
@@ -109,7 +109,7 @@ func TestEngine_LogRateLimit(t *testing.T) {
 				}
 				return nil
 			})
-			e.Close(5 * time.Second)
+			closeWithin(e, 5*time.Second)
 			lines := logbuf.Decode[logLine](t, buf)
 			for _, k := range []struct {
 				msg  string
@@ -163,7 +163,7 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 			}
 			return nil
 		})
-		e.Close(5 * time.Second)
+		closeWithin(e, 5*time.Second)
 		lines := logbuf.Decode[logLine](t, buf)
 		for _, k := range []struct {
 			msg  string

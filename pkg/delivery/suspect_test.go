@@ -273,7 +273,7 @@ func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
 	s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
 	m := newMetrics()
 	e := delivery.New(o, s, m, zerolog.New(&buf))
-	t.Cleanup(func() { e.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = closeWithin(e, 5*time.Second) })
 	sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
 		s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 1}
 		s.DeadLetter = &eventgrid.DeadLetterDestination{EndpointType: eventgrid.StorageBlob}

@@ -1,6 +1,7 @@
 package dispatch_test
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -156,7 +157,7 @@ func TestPublish_ConvertedCopiesCount(t *testing.T) {
 func TestPublish_Stopping(t *testing.T) {
 	b := newBroker(t, budget.Limits{}, nil)
 	p, q := b.pushSub("p"), b.queueSub("q")
-	b.store.Close()
+	_ = b.store.Close(context.Background())
 	if err := b.publish(1, 100, p, q); code(err) != eventgrid.EUnavailable {
 		t.Fatalf("publish while stopping: %v; want EUnavailable", err)
 	}

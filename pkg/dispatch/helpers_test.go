@@ -65,10 +65,10 @@ func newBroker(t *testing.T, l budget.Limits, transform func(eventgrid.Topic, *e
 	o.Budget = b.budget
 	o.LogDeliveryFailure, o.LogEventExpiry = false, false
 	b.engine = delivery.New(o, b.gate, nil, zerolog.Nop())
-	t.Cleanup(func() { b.engine.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = b.engine.Close(context.Background()) })
 	t.Cleanup(b.gate.Open) // before the engine closes: nothing hangs
 	b.store = pull.New(pull.Options{}, zerolog.Nop())
-	t.Cleanup(b.store.Close)
+	t.Cleanup(func() { _ = b.store.Close(context.Background()) })
 	b.d = dispatch.New(dispatch.Options{Budget: b.budget, Push: b.engine, Queues: b.store, Transform: transform, Metrics: b.rej})
 	return b
 }

@@ -131,7 +131,7 @@ func TestConsole_Lifecycle(t *testing.T) {
 	t.Run("reports every interval", func(t *testing.T) {
 		buf := &logbuf.Buffer{}
 		c := metrics.NewConsole(10*time.Millisecond, zerolog.New(buf))
-		t.Cleanup(func() { c.Close() })
+		t.Cleanup(func() { c.Close(context.Background()) })
 		if err := c.Run(context.Background()); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -160,14 +160,14 @@ func TestConsole_Lifecycle(t *testing.T) {
 			t.Fatalf("Run: %v", err)
 		}
 		c.Published("t", http.StatusOK, time.Millisecond, 4, 0)
-		if err := c.Close(); err != nil {
+		if err := c.Close(context.Background()); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
 		lines := byMessage(buf.Take(t))["topic metrics"]
 		if len(lines) != 1 || lines[0]["eventsReceived"] != 4.0 {
 			t.Errorf("topic lines after Close: %v, want one with eventsReceived 4", lines)
 		}
-		if err := c.Close(); err != nil {
+		if err := c.Close(context.Background()); err != nil {
 			t.Errorf("second Close: %v", err)
 		}
 		if got := buf.Take(t); len(got) != 0 {
@@ -185,7 +185,7 @@ func TestConsole_Lifecycle(t *testing.T) {
 		}
 		cancel()
 		done := make(chan struct{})
-		go func() { c.Close(); close(done) }()
+		go func() { c.Close(context.Background()); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):

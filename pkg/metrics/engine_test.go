@@ -48,7 +48,7 @@ func TestPrometheus_Engine(t *testing.T) {
 		return nil
 	})
 	e := delivery.New(delivery.DefaultOptions(), send, p, zerolog.Nop())
-	t.Cleanup(func() { e.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	p.Collect(e.Stats)
 	d := dispatch.New(dispatch.Options{Push: e, Metrics: p})
 	p.CollectHeld(d.Holdings)

@@ -1,6 +1,7 @@
 package pull_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -127,7 +128,7 @@ func newLimitedFixture(t *testing.T, o pull.Options, limits budget.Limits, subs 
 	for _, s := range subs {
 		f.d.SubscriptionPut(s)
 	}
-	t.Cleanup(f.store.Close)
+	t.Cleanup(func() { _ = f.store.Close(context.Background()) })
 	return f
 }
 

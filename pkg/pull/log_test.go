@@ -2,6 +2,7 @@ package pull_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func TestLockExpiryLog(t *testing.T) {
 	var buf bytes.Buffer
 	clock := fakeclock.New()
 	s := pull.New(pull.Options{Clock: clock, DeliveryLogs: eventgrid.DeliveryLogs{LogDeliveryFailure: true}}, zerolog.New(&buf))
-	t.Cleanup(s.Close)
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	once := queueSub(1, "once", 60, 1, time.Hour)
 	twice := queueSub(2, "twice", 60, 2, time.Hour)
 	s.SubscriptionPut(once)

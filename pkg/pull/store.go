@@ -202,8 +202,10 @@ func (s *Store) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 	q.close(ReasonSubscriptionDeleted)
 }
 
-// Close drops every queued event (counted) and ends waiting receives.
-func (s *Store) Close() {
+// Close drops every queued event (counted, reason Shutdown) and ends the
+// receives still waiting, which answer no events. It does not wait for
+// anything, and always returns nil; later calls do nothing more.
+func (s *Store) Close(context.Context) error {
 	s.mu.Lock()
 	qs := s.queues
 	s.queues = map[uint64]*queue{}
@@ -212,6 +214,7 @@ func (s *Store) Close() {
 	for _, q := range qs {
 		q.close(ReasonShutdown)
 	}
+	return nil
 }
 
 func (s *Store) queue(sub *eventgrid.EventSubscription) (*queue, error) {

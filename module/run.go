@@ -15,6 +15,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/config"
+	"github.com/edgegrid/edgegrid/pkg/console"
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
@@ -61,8 +62,8 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 
 // start starts the broker's components in order, adding each to lc as it
 // starts: profiling, certificates, metrics, the senders, the delivery
-// modes, the followers of the declared configuration, and last the
-// listeners.
+// modes, the listeners, and last the followers of the declared
+// configuration.
 func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen listening, lc *lifecycle) error {
 	if cfg.PprofAddress != "" {
 		stopPprof, err := startPprof(cfg.PprofAddress, log)
@@ -87,14 +88,18 @@ func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen 
 		lc.add("edgehub", out.edge.Close)
 	}
 	b := newBroker(cfg, out, rep, prom, sec, log, lc)
-	ready, stopFollowing, err := startDesiredConfig(ctx, cfg, b.registry, b.edge, log)
-	if err != nil {
+	if b.declared, err = newDeclared(cfg, b.registry, b.edge, log); err != nil {
 		return err
 	}
-	lc.add("bootstrap", stopFollowing)
-	b.ready = ready
 	lc.add("api", b.api.Close)
-	return openListeners(cfg, b.api, sec, log, onListen)
+	if err := openListeners(cfg, b.api, sec, log, onListen); err != nil {
+		return err
+	}
+	// The declaration is applied, and followed, in the background, so
+	// that /healthz answers whatever declared endpoints do.
+	b.declared.follow(ctx)
+	lc.add("desired", b.declared.close)
+	return nil
 }
 
 // senders are the destinations' senders.
@@ -164,9 +169,9 @@ type broker struct {
 	// edge is the edgeHub connection (nil outside IoT Edge), which also
 	// carries the module twin.
 	edge *edgehub.Client
-	// ready reports whether every desired-configuration source has been
-	// applied once; set by start before the listeners open.
-	ready func() bool
+	// declared follows the declared configuration's sources; set by start
+	// before the listeners open.
+	declared *declared
 }
 
 // newBroker wires the engine, the dead-letter writer, the registry and the
@@ -211,6 +216,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.Status = b.dispatcher
 	apiOpts.Queues = b.pulled
 	apiOpts.Admitter = engineOpts.Budget
+	apiOpts.Console = console.New()
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
 		rep.CollectHeld(b.dispatcher.Holdings)
@@ -225,9 +231,10 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	regOpts := registryOptions(cfg)
 	regOpts.Handshake = out.hooks.Handshake
 	b.registry = registry.New(regOpts, obs)
-	// /readyz asks the desired configuration's sources, which start
-	// follows before any listener opens.
-	apiOpts.Ready = func() bool { return b.ready() }
+	// /readyz asks the declared configuration's sources, which start sets
+	// up before any listener opens, and shows their status.
+	apiOpts.Ready = func() bool { return b.declared.rec.Ready() }
+	apiOpts.ReadyDetail = func() any { return readyDetail(b.declared.rec.Status()) }
 	b.api = api.New(apiOpts, b.registry, registry.NewRouter(b.registry, b.dispatcher), log)
 	return b
 }

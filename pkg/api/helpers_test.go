@@ -217,6 +217,7 @@ var statusNames = map[int]string{
 	http.StatusBadRequest:            "BadRequest",
 	http.StatusNotFound:              "NotFound",
 	http.StatusMethodNotAllowed:      "MethodNotAllowed",
+	http.StatusConflict:              "Conflict",
 	http.StatusRequestEntityTooLarge: "RequestEntityTooLarge",
 	http.StatusUnsupportedMediaType:  "UnsupportedMediaType",
 	http.StatusServiceUnavailable:    "ServiceUnavailable",

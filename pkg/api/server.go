@@ -43,6 +43,11 @@ type Options struct {
 	// Ready, if not nil, says whether the broker is ready for traffic:
 	// /readyz answers 503 while it returns false. Nil means always ready.
 	Ready func() bool
+	// ReadyDetail, if not nil, returns what /readyz shows of the declared
+	// configuration, as its "desiredConfig" member (omitted when nil): the
+	// entries skipped, which someone who only sees the probe must be able
+	// to find.
+	ReadyDetail func() any
 	// RequestTimeout bounds reading a whole request and writing its response.
 	RequestTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers.
@@ -78,6 +83,10 @@ type Options struct {
 	// holds the stop; zero means DefaultReceiveGrace, negative cuts them
 	// at once.
 	ReceiveGrace time.Duration
+	// Console, if not nil, serves the console page at /console/
+	// (docs/console.md), without authentication: its files hold no data,
+	// and the page's data calls are authenticated like any client's.
+	Console http.Handler
 }
 
 // DefaultPublicHost is the module name Microsoft's documentation addresses

@@ -17,13 +17,19 @@ func (s *Server) putSubscription(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sub, err := resource.DecodeSubscription(body, topic, name)
+	// A PUT may leave out the secrets GET does not return and keep the
+	// stored ones (docs/api.md#secrets).
+	ctx := c.Request().Context()
+	old, err := s.resources.Subscription(ctx, topic, name)
+	if err != nil {
+		old = nil // a new subscription, or a missing topic PutSubscription reports
+	}
+	sub, err := resource.DecodeSubscriptionUpdate(body, topic, name, old)
 	if err != nil {
 		return err
 	}
 	// A validation handshake may wait for the endpoint: never past the
 	// request timeout.
-	ctx := c.Request().Context()
 	if s.opts.RequestTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.opts.RequestTimeout)
@@ -44,6 +50,22 @@ func (s *Server) getSubscription(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, s.subscription(sub))
+}
+
+// getFullURL answers POST …/eventSubscriptions/{name}/getFullUrl, as Azure
+// does: the destination URL with the query GET leaves out.
+func (s *Server) getFullURL(c echo.Context) error {
+	sub, err := s.resources.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub.Queue != nil:
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "The event subscription %q has no endpoint URL: it is a queue subscription, whose events are received.", sub.Name)
+	case sub.Destination.EndpointURL == "":
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "The event subscription %q has no endpoint URL: its destination is of type %s.", sub.Name, sub.Destination.EndpointType)
+	}
+	return c.JSON(http.StatusOK, map[string]string{"endpointUrl": sub.Destination.EndpointURL})
 }
 
 func (s *Server) listSubscriptions(c echo.Context) error {

@@ -140,6 +140,16 @@ type Config struct {
 	// (edgegrid extension): how often desired_config_file is read again;
 	// a change of content is applied live.
 	DesiredConfigPollSeconds int `envconfig:"DESIRED_CONFIG_POLLINTERVALINSECONDS" default:"5"`
+	// DesiredConfigMaxRetrySeconds is
+	// desired_config_maxRetryIntervalInSeconds (edgegrid extension): the
+	// longest wait before a source whose entries failed for a passing
+	// reason is applied again (the wait starts at a second and doubles).
+	DesiredConfigMaxRetrySeconds int `envconfig:"DESIRED_CONFIG_MAXRETRYINTERVALINSECONDS" default:"60"`
+	// Replicas is broker__replicas (edgegrid extension): how many brokers
+	// run side by side behind one Service, as the Helm chart sets it. Each
+	// holds its own queues, so with more than one the broker warns about
+	// its queue subscriptions.
+	Replicas int `envconfig:"BROKER__REPLICAS" default:"1"`
 
 	// IoTEdgeModuleID is IOTEDGE_MODULEID, set by the IoT Edge runtime.
 	IoTEdgeModuleID string `envconfig:"IOTEDGE_MODULEID"`

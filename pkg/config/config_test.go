@@ -116,6 +116,8 @@ var specDefaults = config.Config{
 	EdgeHubTokenLifetimeSeconds:          3600,
 	EdgeHubMaxReconnectSeconds:           30,
 	DesiredConfigPollSeconds:             5,
+	DesiredConfigMaxRetrySeconds:         60,
+	Replicas:                             1,
 	EdgeHubTwin:                          "auto",
 }
 

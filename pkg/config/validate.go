@@ -98,6 +98,8 @@ func (c Config) intRanges() []intRange {
 		seconds("EDGEHUB__TOKENLIFETIMEINSECONDS", c.EdgeHubTokenLifetimeSeconds, 5),
 		seconds("EDGEHUB__MAXRECONNECTINTERVALINSECONDS", c.EdgeHubMaxReconnectSeconds, 1),
 		seconds("DESIRED_CONFIG_POLLINTERVALINSECONDS", c.DesiredConfigPollSeconds, 1),
+		seconds("DESIRED_CONFIG_MAXRETRYINTERVALINSECONDS", c.DesiredConfigMaxRetrySeconds, 1),
+		atLeast("BROKER__REPLICAS", c.Replicas, 1),
 	}
 }
 

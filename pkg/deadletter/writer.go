@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/azconn"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -265,7 +266,13 @@ func (w *Writer) write(sub *eventgrid.EventSubscription, ls []letter, now time.T
 	}
 	buf.WriteByte(']')
 	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}
-	c, err := container.NewClientFromConnectionString(dl.ConnectionString, dl.ContainerName, opts)
+	// The SDK reads keys in their documented case only: it gets the string
+	// as the PUT read it (azconn), in the form it takes.
+	st, err := azconn.ParseStorage(dl.ConnectionString)
+	if err != nil {
+		return errors.New("the connection string is not usable")
+	}
+	c, err := container.NewClientFromConnectionString(st.ConnectionString(), dl.ContainerName, opts)
 	if err != nil {
 		return errors.New("the connection string is not usable")
 	}

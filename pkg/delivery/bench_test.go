@@ -3,7 +3,6 @@ package delivery_test
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,20 +14,12 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// countingSender accepts every batch at once and counts the events.
-type countingSender struct{ n atomic.Int64 }
-
-func (s *countingSender) Send(_ context.Context, b *delivery.Batch) error {
-	s.n.Add(int64(len(b.Bodies)))
-	return nil
-}
-
 // benchmarkEngine publishes b.N events in requests of perRequest events to
 // subs subscriptions and waits until every delivery is made. It measures the
 // engine alone: fan-out, queueing, batch assembly and the workers, with a
 // sender that costs nothing.
 func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
-	s := &countingSender{}
+	s := &sender{Discard: true}
 	o := delivery.DefaultOptions()
 	limits(&o, budget.Limits{Events: 1 << 30, Bytes: 1 << 40, EventsPerSubscription: 1 << 30, BytesPerSubscription: 1 << 40})
 	e := delivery.New(o, s, nil, zerolog.Nop())
@@ -59,7 +50,7 @@ func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
 		published += n
 	}
 	want := int64(b.N * subs)
-	for s.n.Load() < want {
+	for int64(s.Accepted()) < want {
 		time.Sleep(50 * time.Microsecond)
 	}
 	b.StopTimer()
@@ -73,14 +64,11 @@ func BenchmarkEngine(b *testing.B) {
 	b.Run("FanOut/10subs/publish100/batch50", func(b *testing.B) { benchmarkEngine(b, 10, 100, 50) })
 }
 
-// failOnceSender fails every event's first attempt and accepts the second.
-type failOnceSender struct{ n atomic.Int64 }
-
-func (s *failOnceSender) Send(_ context.Context, b *delivery.Batch) error {
+// failOnce fails every event's first attempt and accepts the second.
+func failOnce(_ context.Context, b *delivery.Batch) error {
 	if b.DeliveryCount == 0 {
 		return errFail
 	}
-	s.n.Add(int64(len(b.Bodies)))
 	return nil
 }
 
@@ -90,7 +78,7 @@ func (s *failOnceSender) Send(_ context.Context, b *delivery.Batch) error {
 func BenchmarkEngineRetries(b *testing.B) {
 	for _, schedule := range []eventgrid.RetrySchedule{eventgrid.EdgeQueues, eventgrid.CloudExponential} {
 		b.Run(string(schedule), func(b *testing.B) {
-			s := &failOnceSender{}
+			s := &sender{Discard: true, SendFn: failOnce}
 			o := delivery.DefaultOptions()
 			limits(&o, budget.Limits{Events: 1 << 30, Bytes: 1 << 40, EventsPerSubscription: 1 << 30, BytesPerSubscription: 1 << 40})
 			o.Backoff = [2]time.Duration{time.Microsecond, time.Microsecond}
@@ -113,7 +101,7 @@ func BenchmarkEngineRetries(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			for s.n.Load() < int64(b.N) {
+			for s.Accepted() < b.N {
 				time.Sleep(50 * time.Microsecond)
 			}
 			b.StopTimer()

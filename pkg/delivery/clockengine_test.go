@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,37 +16,29 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
-// clockedSender records the clock time of every attempt and answers with
-// what answer returns.
-type clockedSender struct {
-	clock  *fakeclock.Clock
-	answer func(n int) error
+// clockedSender is the shared sender fake stamping its calls with the
+// engine's clock, and answering the nth attempt with answer(n) (errFail
+// when answer is nil).
+type clockedSender struct{ *sender }
 
-	mu    sync.Mutex
-	times []time.Time
-	bods  [][]string
+func newClockedSender(now func() time.Time, answer func(n int) error) *clockedSender {
+	var n atomic.Int64
+	return &clockedSender{&sender{Now: now, SendFn: func(context.Context, *delivery.Batch) error {
+		k := int(n.Add(1))
+		if answer == nil {
+			return errFail
+		}
+		return answer(k)
+	}}}
 }
 
-func (s *clockedSender) Send(_ context.Context, b *delivery.Batch) error {
-	s.mu.Lock()
-	s.times = append(s.times, s.clock.Now())
-	ids := make([]string, len(b.Bodies))
-	for i, body := range b.Bodies {
-		ids[i] = idOf(body)
-	}
-	s.bods = append(s.bods, ids)
-	n := len(s.times)
-	s.mu.Unlock()
-	if s.answer == nil {
-		return errFail
-	}
-	return s.answer(n)
-}
-
+// attempts returns the clock times of the attempts made.
 func (s *clockedSender) attempts() []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.times...)
+	var times []time.Time
+	for _, c := range s.Calls() {
+		times = append(times, c.At)
+	}
+	return times
 }
 
 // deadLetters records what the engine dead-letters and releases it.
@@ -78,7 +71,7 @@ func clockedEngine(t *testing.T, mod func(*delivery.Options), answer func(n int)
 	if mod != nil {
 		mod(&o)
 	}
-	s := &clockedSender{clock: clock, answer: answer}
+	s := newClockedSender(clock.Now, answer)
 	m := newMetrics()
 	return mustEngine(t, o, s, m), clock, s, m
 }
@@ -267,10 +260,7 @@ func TestEngine_Probation(t *testing.T) {
 		}
 		return nil
 	})
-	s.mu.Lock()
-	probe := s.bods[3]
-	s.mu.Unlock()
-	if fmt.Sprint(probe) != "[e2]" {
+	if probe := s.Calls()[3].IDs(); fmt.Sprint(probe) != "[e2]" {
 		t.Errorf("probe carried %v, want [e2]", probe)
 	}
 	clock.AdvanceToNext()

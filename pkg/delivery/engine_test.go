@@ -33,24 +33,24 @@ func TestEngine_Retry(t *testing.T) {
 		sub := newSub(e, "s")
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := s.delivered("s")["e1"]; n != 1 {
+			if n := s.Delivered("s")["e1"]; n != 1 {
 				return fmt.Errorf("delivered %d times", n)
 			}
 			return nil
 		})
-		bs := s.Batches()
+		bs := s.Calls()
 		if len(bs) != 4 {
 			t.Fatalf("%d attempts, want 4", len(bs))
 		}
 		// Immediate, then the first back-off, then the second twice.
 		want := []time.Duration{o.Backoff[0], o.Backoff[1], o.Backoff[1]}
 		for i, w := range want {
-			gap := bs[i+1].at.Sub(bs[i].at)
+			gap := bs[i+1].At.Sub(bs[i].At)
 			if gap < w || gap > w+time.Second {
 				t.Errorf("gap before attempt %d = %v, want %v (+ scheduling slack)", i+2, gap, w)
 			}
-			if bs[i+1].count != i+1 {
-				t.Errorf("attempt %d DeliveryCount = %d, want %d", i+2, bs[i+1].count, i+1)
+			if bs[i+1].DeliveryCount != i+1 {
+				t.Errorf("attempt %d DeliveryCount = %d, want %d", i+2, bs[i+1].DeliveryCount, i+1)
 			}
 		}
 		if e.Stats().QueuedEvents != 0 || e.Stats().QueuedBytes != 0 {
@@ -72,7 +72,7 @@ func TestEngine_Retry(t *testing.T) {
 			}
 			return nil
 		})
-		if n := len(s.Batches()); n != 3 {
+		if n := len(s.Calls()); n != 3 {
 			t.Errorf("%d attempts, want 3", n)
 		}
 		if e.Stats().QueuedEvents != 0 {
@@ -95,10 +95,10 @@ func TestEngine_Retry(t *testing.T) {
 			}
 			return nil
 		})
-		bs := s.Batches()
+		bs := s.Calls()
 		for _, b := range bs {
-			if b.at.Sub(ev.Accepted) > o.DefaultTTL {
-				t.Errorf("attempt at %v after acceptance, past the TTL", b.at.Sub(ev.Accepted))
+			if b.At.Sub(ev.Accepted) > o.DefaultTTL {
+				t.Errorf("attempt at %v after acceptance, past the TTL", b.At.Sub(ev.Accepted))
 			}
 		}
 		if len(bs) < 2 {
@@ -122,7 +122,7 @@ func TestEngine_Retry(t *testing.T) {
 			}
 			return nil
 		})
-		if n := len(s.Batches()); n != 4 {
+		if n := len(s.Calls()); n != 4 {
 			t.Errorf("%d attempts, want 4", n)
 		}
 	})
@@ -156,7 +156,7 @@ func TestEngine_Batching(t *testing.T) {
 	sizes := func(bs []sent) []int {
 		var n []int
 		for _, b := range bs {
-			n = append(n, len(b.ids))
+			n = append(n, len(b.IDs()))
 		}
 		return n
 	}
@@ -170,12 +170,12 @@ func TestEngine_Batching(t *testing.T) {
 		}
 		close(bl.release)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("s")); n != 6 {
+			if n := len(s.Delivered("s")); n != 6 {
 				return fmt.Errorf("%d delivered", n)
 			}
 			return nil
 		})
-		if got := sizes(s.Batches()); !slices.Equal(got, []int{1, 1, 1, 1, 1, 1}) {
+		if got := sizes(s.Calls()); !slices.Equal(got, []int{1, 1, 1, 1, 1, 1}) {
 			t.Errorf("batch sizes %v", got)
 		}
 	})
@@ -202,12 +202,12 @@ func TestEngine_Batching(t *testing.T) {
 			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
 			close(bl.release)
 			brokertest.Eventually(t, 5*time.Second, func() error {
-				if n := len(s.delivered("s")); n != 8 {
+				if n := len(s.Delivered("s")); n != 8 {
 					return fmt.Errorf("%d delivered", n)
 				}
 				return nil
 			})
-			if got := sizes(s.Batches()); !slices.Equal(got, []int{1, 3, 3, 1}) {
+			if got := sizes(s.Calls()); !slices.Equal(got, []int{1, 3, 3, 1}) {
 				t.Errorf("batch sizes %v, want [1 3 3 1]", got)
 			}
 		})
@@ -220,14 +220,14 @@ func TestEngine_Batching(t *testing.T) {
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("a", 100), newEvent("big", 5000), newEvent("b", 100), newEvent("c", 100))
 		close(bl.release)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("s")); n != 5 {
+			if n := len(s.Delivered("s")); n != 5 {
 				return fmt.Errorf("%d delivered", n)
 			}
 			return nil
 		})
 		var got [][]string
-		for _, b := range s.Batches()[1:] {
-			got = append(got, b.ids)
+		for _, b := range s.Calls()[1:] {
+			got = append(got, b.IDs())
 		}
 		want := [][]string{{"a"}, {"big"}, {"b", "c"}}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -241,7 +241,7 @@ func TestEngine_Batching(t *testing.T) {
 		sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 50 })
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("only", 50))
 		brokertest.Eventually(t, time.Second, func() error {
-			if len(s.delivered("s")) != 1 {
+			if len(s.Delivered("s")) != 1 {
 				return errors.New("not delivered")
 			}
 			return nil
@@ -266,14 +266,14 @@ func TestEngine_Batching(t *testing.T) {
 		}
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("s")); n != 4 {
+			if n := len(s.Delivered("s")); n != 4 {
 				return fmt.Errorf("%d delivered", n)
 			}
 			return nil
 		})
-		for _, b := range s.Batches()[1:] {
-			if b.count != 1 {
-				t.Errorf("retry batch %v has DeliveryCount %d, want 1", b.ids, b.count)
+		for _, b := range s.Calls()[1:] {
+			if b.DeliveryCount != 1 {
+				t.Errorf("retry batch %v has DeliveryCount %d, want 1", b.IDs(), b.DeliveryCount)
 			}
 		}
 	})
@@ -303,7 +303,7 @@ func TestEngine_Isolation(t *testing.T) {
 			mustPublish(t, e, []*eventgrid.EventSubscription{hanging, healthy}, newEvent(fmt.Sprint(i), 50))
 		}
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("healthy")); n != 50 {
+			if n := len(s.Delivered("healthy")); n != 50 {
 				return fmt.Errorf("healthy got %d of 50", n)
 			}
 			return nil
@@ -390,7 +390,7 @@ func TestEngine_BackPressure(t *testing.T) {
 	})
 	mustPublish(t, e, both, newEvent("y", 100))
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if s.delivered("a")["y"] != 1 || s.delivered("b")["y"] != 1 {
+		if s.Delivered("a")["y"] != 1 || s.Delivered("b")["y"] != 1 {
 			return errors.New("y not delivered to both")
 		}
 		return nil
@@ -436,7 +436,7 @@ func TestEngine_Lifecycle(t *testing.T) {
 		}
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if len(s.Batches()) < 6 {
+			if len(s.Calls()) < 6 {
 				return errors.New("first attempts not made")
 			}
 			return nil
@@ -447,17 +447,17 @@ func TestEngine_Lifecycle(t *testing.T) {
 		e.SubscriptionPut(&upd)
 		failing.Store(false)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("s")); n != 6 {
+			if n := len(s.Delivered("s")); n != 6 {
 				return fmt.Errorf("%d delivered", n)
 			}
 			return nil
 		})
 		batched := false
-		for _, b := range s.Batches() {
-			batched = batched || (b.err == nil && len(b.ids) >= 2)
+		for _, b := range s.Calls() {
+			batched = batched || (b.Err == nil && len(b.IDs()) >= 2)
 		}
 		if !batched {
-			t.Errorf("retries were not batched after the update: %v", s.Batches())
+			t.Errorf("retries were not batched after the update: %v", s.Calls())
 		}
 	})
 
@@ -601,7 +601,7 @@ func TestEngine_Conservation(t *testing.T) {
 		return nil
 	})
 	for _, sub := range subs {
-		got := s.delivered(sub.Name)
+		got := s.Delivered(sub.Name)
 		dropped := m.droppedN(sub.Name, delivery.DropMaxAttempts) + m.droppedN(sub.Name, delivery.DropExpired)
 		if len(got)+dropped < n {
 			t.Errorf("%s: %d delivered + %d dropped < %d published", sub.Name, len(got), dropped, n)

@@ -16,59 +16,16 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
-// sender is a function-field fake of delivery.Sender that records every
-// batch it is given.
-type sender struct {
-	SendFn func(ctx context.Context, b *delivery.Batch) error
-
-	mu      sync.Mutex
-	batches []sent
-}
-
-type sent struct {
-	at    time.Time
-	sub   string
-	ids   []string
-	count int
-	err   error
-}
-
-func (s *sender) Send(ctx context.Context, b *delivery.Batch) error {
-	var err error
-	if s.SendFn != nil {
-		err = s.SendFn(ctx, b)
-	}
-	ids := make([]string, len(b.Bodies))
-	for i, body := range b.Bodies {
-		ids[i] = idOf(body)
-	}
-	s.mu.Lock()
-	s.batches = append(s.batches, sent{at: time.Now(), sub: b.Subscription.Name, ids: ids, count: b.DeliveryCount, err: err})
-	s.mu.Unlock()
-	return err
-}
-
-func (s *sender) Batches() []sent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]sent(nil), s.batches...)
-}
-
-// delivered returns, per event id, how many times it was delivered to sub.
-func (s *sender) delivered(sub string) map[string]int {
-	m := map[string]int{}
-	for _, b := range s.Batches() {
-		if b.sub == sub && b.err == nil {
-			for _, id := range b.ids {
-				m[id]++
-			}
-		}
-	}
-	return m
-}
+// sender is the engines' sender in these tests: the shared fake, which
+// records every batch it is given as a sent.
+type (
+	sender = mock.Sender
+	sent   = mock.SendCall
+)
 
 // metrics records what the engine reports.
 type metrics struct {

@@ -74,8 +74,8 @@ func publishN(tb testing.TB, e *delivery.Engine, sub *eventgrid.EventSubscriptio
 
 func failures(s *sender) int {
 	n := 0
-	for _, b := range s.Batches() {
-		if b.err != nil {
+	for _, b := range s.Calls() {
+		if b.Err != nil {
 			n++
 		}
 	}

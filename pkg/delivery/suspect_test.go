@@ -19,18 +19,31 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
-// hangingSender answers at once for subscriptions that are not hanging, and
-// holds the requests of those that are until the test ends.
+// hangingSender is the shared sender fake answering at once for
+// subscriptions that are not hanging, and holding the requests of those
+// that are until the test ends.
 type hangingSender struct {
-	mu        sync.Mutex
-	hanging   map[string]bool
-	tried     map[string]bool // hanging subscriptions tried
-	delivered map[string]int
-	release   chan struct{}
+	*sender
+	hanging sync.Map // names of the hanging subscriptions
+	tried   sync.Map // names of the hanging subscriptions sent a request
+	release chan struct{}
 }
 
 func newHangingSender() *hangingSender {
-	return &hangingSender{hanging: map[string]bool{}, tried: map[string]bool{}, delivered: map[string]int{}, release: make(chan struct{})}
+	s := &hangingSender{release: make(chan struct{})}
+	s.sender = &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+		if _, hung := s.hanging.Load(b.Subscription.Name); !hung {
+			return nil
+		}
+		s.tried.Store(b.Subscription.Name, true)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.release:
+			return errFail
+		}
+	}}
+	return s
 }
 
 // hangingEngine returns an engine sending through s; the hung requests are
@@ -42,37 +55,19 @@ func hangingEngine(t *testing.T, o delivery.Options, s *hangingSender) *delivery
 }
 
 func (s *hangingSender) hang(names ...string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, n := range names {
-		s.hanging[n] = true
+		s.hanging.Store(n, true)
 	}
 }
 
-func (s *hangingSender) Send(ctx context.Context, b *delivery.Batch) error {
-	s.mu.Lock()
-	hung := s.hanging[b.Subscription.Name]
-	if hung {
-		s.tried[b.Subscription.Name] = true
-	} else {
-		s.delivered[b.Subscription.Name] += len(b.Bodies)
-	}
-	s.mu.Unlock()
-	if !hung {
-		return nil
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.release:
-		return errFail
-	}
-}
-
+// deliveredTo returns how many events the subscription named name was
+// sent, and accepted.
 func (s *hangingSender) deliveredTo(name string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.delivered[name]
+	n := 0
+	for _, times := range s.Delivered(name) {
+		n += times
+	}
+	return n
 }
 
 // suspectEngine is an engine on a fake clock with a small pool.
@@ -169,10 +164,10 @@ func TestEngine_SuspectShareBounded(t *testing.T) {
 		if g := runtime.NumGoroutine(); g > base+4+2+2 {
 			t.Fatalf("%d goroutines; the pool is 4 and 2 may be parked (base %d)", g, base)
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if len(s.tried) != 10 {
-			return fmt.Errorf("%d of 10 hung subscriptions tried", len(s.tried))
+		tried := 0
+		s.tried.Range(func(any, any) bool { tried++; return true })
+		if tried != 10 {
+			return fmt.Errorf("%d of 10 hung subscriptions tried", tried)
 		}
 		return nil
 	})

@@ -168,6 +168,11 @@ func (c *Client) Send(ctx context.Context, b *delivery.Batch) error {
 	if err != nil {
 		return err
 	}
+	// A context already done sends nothing: once published, the message
+	// may be acknowledged before the select below sees the context end.
+	if err := ctx.Err(); err != nil {
+		return &Error{Err: fmt.Errorf("message not sent: %w", err)}
+	}
 	tok := cl.Publish(topic, 1, false, payload(b.Bodies))
 	select {
 	case <-tok.Done():

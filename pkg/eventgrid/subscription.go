@@ -65,6 +65,8 @@ type EventSubscription struct {
 	// Queue, when not nil, makes this a queue subscription: events wait for
 	// an application to receive them, and Destination is empty.
 	Queue *QueueConfig
+	// Owner manages the subscription: the zero Owner is the REST API.
+	Owner Owner
 }
 
 // DeadLetterDestination is a blob container that keeps undeliverable events.
@@ -114,9 +116,9 @@ type Destination struct {
 	ConnectionString string
 	// QueueName is the StorageQueue queue.
 	QueueName string
-	// QueueMessageTTLSeconds is a StorageQueue message's time to live: 0
-	// means not set (the service's default), -1 never expires.
-	QueueMessageTTLSeconds int
+	// QueueMessageTTLSeconds is a StorageQueue message's time to live in
+	// seconds, -1 for never; nil means not set (the service's default).
+	QueueMessageTTLSeconds *int
 }
 
 // ContentMode is how a WebHook receives events (docs/design.md#content-modes).
@@ -219,8 +221,9 @@ type AdvancedFilter struct {
 // for concurrent use.
 type SubscriptionService interface {
 	// PutSubscription creates or updates a subscription of an existing topic.
-	// It returns ETopicNotFound if the topic does not exist and a validation
-	// code (EInvalidDestination, EInvalidFilter, …) if sub is not acceptable.
+	// It returns ETopicNotFound if the topic does not exist, a validation
+	// code (EInvalidDestination, EInvalidFilter, …) if sub is not acceptable
+	// and EConflict if it exists with another Owner than sub's.
 	PutSubscription(ctx context.Context, sub EventSubscription) (stored *EventSubscription, created bool, err error)
 	// Subscription returns ETopicNotFound or ESubscriptionMissing if either
 	// does not exist.
@@ -228,8 +231,9 @@ type SubscriptionService interface {
 	// Subscriptions returns the topic's subscriptions ordered by name, or
 	// ETopicNotFound.
 	Subscriptions(ctx context.Context, topic string) ([]*EventSubscription, error)
-	// DeleteSubscription returns ETopicNotFound or ESubscriptionMissing if
-	// either does not exist.
+	// DeleteSubscription deletes a subscription for the REST API. It
+	// returns ETopicNotFound or ESubscriptionMissing if either does not
+	// exist, and EConflict if the subscription is declared.
 	DeleteSubscription(ctx context.Context, topic, name string) error
 }
 

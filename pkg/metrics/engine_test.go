@@ -11,6 +11,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )
@@ -30,23 +31,18 @@ func (o observers) SubscriptionDeleted(s *eventgrid.EventSubscription) {
 	}
 }
 
-// senderFunc adapts a function to delivery.Sender.
-type senderFunc func(ctx context.Context, b *delivery.Batch) error
-
-func (f senderFunc) Send(ctx context.Context, b *delivery.Batch) error { return f(ctx, b) }
-
 // TestPrometheus_Engine runs a delivery engine and a registry against the
 // metrics: one subscription delivers, one fails and drops every event
 // after one attempt, then is deleted.
 func TestPrometheus_Engine(t *testing.T) {
 	ctx := context.Background()
 	p := metrics.NewPrometheus()
-	send := senderFunc(func(_ context.Context, b *delivery.Batch) error {
+	send := &mock.Sender{SendFn: func(_ context.Context, b *delivery.Batch) error {
 		if b.Subscription.Name == "bad" {
 			return errFail
 		}
 		return nil
-	})
+	}}
 	e := delivery.New(delivery.DefaultOptions(), send, p, zerolog.Nop())
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	p.Collect(e.Stats)

@@ -5,6 +5,8 @@
 // every call for a test to inspect afterwards.
 //
 // Every type is safe for concurrent use, so that a recorder can sit behind a
-// real HTTP server while a test reads it. The package imports only the
-// standard library and package eventgrid.
+// real HTTP server while a test reads it. Sender, the fake of
+// delivery.Sender, does both: a function field answers, and every call is
+// recorded. The package imports the standard library and packages
+// eventgrid, delivery (for Sender) and rawjson.
 package mock

@@ -174,37 +174,12 @@ type broker struct {
 	declared *declared
 }
 
-// newBroker wires the engine, the dead-letter writer, the registry and the
-// API over the senders and the metrics reporter (rep and prom may be nil),
-// adding what it starts to lc.
+// newBroker wires the delivery modes, the registry and the API over the
+// senders and the metrics reporter (rep and prom may be nil), adding what
+// it starts to lc.
 func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger, lc *lifecycle) *broker {
-	dlOpts := deadletter.Options{
-		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
-		MaxWait:       time.Duration(cfg.DeadLetterMaxWaitSeconds) * time.Second,
-	}
-	if prom != nil {
-		dlOpts.Metrics = prom
-	}
-	b := &broker{deadLetters: deadletter.New(dlOpts, log), edge: out.edge}
-	// The dead letters get what is left of the stop timeout, and a second
-	// at least.
-	lc.add("deadletter", atLeast(time.Second, b.deadLetters.Close))
-	engineOpts := deliveryOptions(cfg)
-	engineOpts.DeadLetterer = b.deadLetters
-	var engineMetrics delivery.Metrics
-	if rep != nil {
-		engineMetrics = rep
-	}
-	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
-	lc.add("delivery", b.engine.Close)
-	var pullMetrics *metrics.Pull
-	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, prom, log)
-	lc.add("pull", b.pulled.Close)
-	dispatchOpts := dispatch.Options{Budget: engineOpts.Budget, Push: b.engine, Queues: b.pulled, Transform: convertSchema}
-	if rep != nil {
-		dispatchOpts.Metrics = rep
-	}
-	b.dispatcher = dispatch.New(dispatchOpts)
+	b := &broker{edge: out.edge}
+	pullMetrics := b.startModes(cfg, out, rep, prom, log, lc)
 	// The dead-letter writer is told too: a deleted subscription's letters
 	// waiting for storage leave the budget at once.
 	obs := observers{b.dispatcher, out.hooks, out.queues, b.deadLetters}
@@ -215,7 +190,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.Authenticator = sec.auth
 	apiOpts.Status = b.dispatcher
 	apiOpts.Queues = b.pulled
-	apiOpts.Admitter = engineOpts.Budget
+	apiOpts.Admitter = b.dispatcher.Budget()
 	apiOpts.Console = console.New()
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
@@ -237,6 +212,40 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.ReadyDetail = func() any { return readyDetail(b.declared.rec.Status()) }
 	b.api = api.New(apiOpts, b.registry, registry.NewRouter(b.registry, b.dispatcher), log)
 	return b
+}
+
+// startModes starts the delivery side: the dead-letter writer, the push
+// engine and the queue store, each added to lc, and the dispatcher over
+// them, sharing one budget. It returns the queue store's metrics, if any.
+func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, log zerolog.Logger, lc *lifecycle) *metrics.Pull {
+	dlOpts := deadletter.Options{
+		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
+		MaxWait:       time.Duration(cfg.DeadLetterMaxWaitSeconds) * time.Second,
+	}
+	if prom != nil {
+		dlOpts.Metrics = prom
+	}
+	b.deadLetters = deadletter.New(dlOpts, log)
+	// The dead letters get what is left of the stop timeout, and a second
+	// at least.
+	lc.add("deadletter", atLeast(time.Second, b.deadLetters.Close))
+	engineOpts := deliveryOptions(cfg)
+	engineOpts.DeadLetterer = b.deadLetters
+	var engineMetrics delivery.Metrics
+	if rep != nil {
+		engineMetrics = rep
+	}
+	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
+	lc.add("delivery", b.engine.Close)
+	var pullMetrics *metrics.Pull
+	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, prom, log)
+	lc.add("pull", b.pulled.Close)
+	dispatchOpts := dispatch.Options{Budget: engineOpts.Budget, Push: b.engine, Queues: b.pulled, Transform: convertSchema}
+	if rep != nil {
+		dispatchOpts.Metrics = rep
+	}
+	b.dispatcher = dispatch.New(dispatchOpts)
+	return pullMetrics
 }
 
 // openListeners opens the listeners inbound__serverAuth__tlsPolicy asks

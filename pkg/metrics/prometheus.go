@@ -230,8 +230,7 @@ func (p *Prometheus) DeadLettered(sub *eventgrid.EventSubscription, reason strin
 // AuthFailed implements api.Metrics.
 func (p *Prometheus) AuthFailed(reason string) { p.authFailures.WithLabelValues(reason).Inc() }
 
-// Rejected implements dispatch.Metrics: deliveries refused at publish,
-// push and queue alike.
+// Rejected implements dispatch.Metrics.
 func (p *Prometheus) Rejected(n int) { p.rejected.Add(float64(n)) }
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: the

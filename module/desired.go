@@ -29,9 +29,10 @@ type declared struct {
 	edge *edgehub.Client
 	log  zerolog.Logger
 
-	doc  []byte // desired_config or desired_config_file's content at start
-	twin bool
-	wg   sync.WaitGroup
+	doc    []byte // desired_config or desired_config_file's content at start
+	twin   bool
+	wg     sync.WaitGroup
+	cancel context.CancelFunc // ends the followers; set by follow
 
 	mu     sync.Mutex
 	warned []string // queue subscriptions warned about (broker__replicas)
@@ -74,10 +75,12 @@ func (d *declared) owner() eventgrid.Owner {
 	return desired.Inline
 }
 
-// follow starts following every source until ctx is done, first applies
-// included: they run in the background, so that a declared subscription's
-// validation handshake never holds the listeners closed.
+// follow starts following every source until ctx is done or close is
+// called, first applies included: they run in the background, so that a
+// declared subscription's validation handshake never holds the listeners
+// closed.
 func (d *declared) follow(ctx context.Context) {
+	ctx, d.cancel = context.WithCancel(ctx)
 	switch {
 	case d.cfg.DesiredConfigFile != "":
 		interval := time.Duration(d.cfg.DesiredConfigPollSeconds) * time.Second
@@ -102,8 +105,16 @@ func (d *declared) follow(ctx context.Context) {
 	}
 }
 
-// wait returns once every follower has returned; ctx must be done.
-func (d *declared) wait() { d.wg.Wait() }
+// close stops the followers and returns once every one has returned, so
+// that none is changing the registry while the delivery modes close. It
+// always returns nil.
+func (d *declared) close(context.Context) error {
+	if d.cancel != nil {
+		d.cancel()
+	}
+	d.wg.Wait()
+	return nil
+}
 
 // applied warns, when the broker runs as one of several replicas
 // (broker__replicas), about queue subscriptions it has not warned about

@@ -17,7 +17,7 @@ func TestPublish_AdmitBeforeReading(t *testing.T) {
 	var full atomic.Bool
 	var asked atomic.Int64
 	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
-		o.Admit = func(n int64) bool { asked.Store(n); return !full.Load() }
+		o.Admitter = admitFunc(func(n int64) bool { asked.Store(n); return !full.Load() })
 	}))
 	ts.MustPutTopic(t, "t", "")
 	ts.MustPutSubscription(t, "t", "s", webhook(nil))
@@ -46,7 +46,7 @@ func TestPublish_AdmitBeforeReading(t *testing.T) {
 // nothing, so a full broker does not refuse it.
 func TestPublish_NoSubscriptionsNeverFull(t *testing.T) {
 	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
-		o.Admit = func(int64) bool { return false }
+		o.Admitter = admitFunc(func(int64) bool { return false })
 	}))
 	ts.MustPutTopic(t, "empty", "")
 	body := brokertest.MustJSON(t, []any{egEvent("1")})
@@ -54,3 +54,8 @@ func TestPublish_NoSubscriptionsNeverFull(t *testing.T) {
 		t.Fatalf("publish to a topic without subscriptions on a full broker: %d %s", r.Status, r.Body)
 	}
 }
+
+// admitFunc adapts a function to api.Admitter.
+type admitFunc func(bytes int64) bool
+
+func (f admitFunc) Admit(bytes int64) bool { return f(bytes) }

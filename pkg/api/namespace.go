@@ -99,14 +99,14 @@ func (s *Server) namespaceRoutes(auth echo.MiddlewareFunc) {
 // It answers {} as Event Grid namespaces do.
 func (s *Server) namespacePublish(c echo.Context) error {
 	start := time.Now()
-	topic, routes, err := s.registry.Routes(param(c, "topic"))
+	topic, subscribed, err := s.publisher.Topic(param(c, "topic"))
 	if err != nil {
 		return err
 	}
 	if topic.InputSchema != eventgrid.CloudEventSchemaV1_0 {
 		return eventgrid.Errorf(eventgrid.EInvalidSchema, "Topic %q takes %s events; :publish takes CloudEvents only, so it needs a topic whose inputSchema is %s.", topic.Name, topic.InputSchema, eventgrid.CloudEventSchemaV1_0)
 	}
-	if err := s.acceptMeasured(c, topic, routes, false, start); err != nil {
+	if err := s.acceptMeasured(c, topic, subscribed, false, start); err != nil {
 		return err
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, []byte("{}"))
@@ -115,7 +115,7 @@ func (s *Server) namespacePublish(c echo.Context) error {
 // queueSubscription returns the subscription of the request's path, which
 // must be a queue subscription.
 func (s *Server) queueSubscription(c echo.Context) (*eventgrid.EventSubscription, error) {
-	sub, err := s.registry.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
+	sub, err := s.resources.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
 	if err != nil {
 		return nil, err
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )
@@ -126,14 +126,15 @@ func echoed(tok string) string {
 // subscriptions, and its registry, which holds the CloudEvents topic "t".
 func fuzzNamespace(f *testing.F) (http.Handler, *registry.Registry) {
 	store := pull.New(pull.Options{}, zerolog.Nop())
-	f.Cleanup(store.Close)
-	reg := registry.New(registry.DefaultOptions(), store)
+	f.Cleanup(func() { _ = store.Close(context.Background()) })
+	d := dispatch.New(dispatch.Options{Queues: store})
+	reg := registry.New(registry.DefaultOptions(), d)
 	if _, _, err := reg.PutTopic(context.Background(), eventgrid.Topic{Name: "t", InputSchema: eventgrid.CloudEventSchemaV1_0}); err != nil {
 		f.Fatal(err)
 	}
 	o := api.DefaultOptions()
 	o.Queues = store
-	srv := api.New(o, reg, pull.Publisher{Store: store, Push: &mock.Recorder{}}, zerolog.Nop())
+	srv := api.New(o, reg, registry.NewRouter(reg, d), zerolog.Nop())
 	return srv.Handler(), reg
 }
 

@@ -17,7 +17,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
@@ -35,7 +37,7 @@ type queueServer struct {
 func newQueueServer(t *testing.T, o pull.Options, opts ...serverOption) *queueServer {
 	t.Helper()
 	store := pull.New(o, zerolog.Nop())
-	t.Cleanup(store.Close)
+	t.Cleanup(func() { _ = store.Close(context.Background()) })
 	ts := MustOpenServer(t, append([]serverOption{withAPI(func(o *api.Options) { o.Queues = store })}, opts...)...)
 	ts.Observer.PutFn = store.SubscriptionPut
 	ts.Observer.DeletedFn = store.SubscriptionDeleted
@@ -56,11 +58,11 @@ func (qs *queueServer) seed(t *testing.T, n int, body []byte) {
 	for i := range ds {
 		ds[i] = eventgrid.Delivery{Event: &eventgrid.Event{Body: body, Accepted: time.Now()}, Subscriptions: []*eventgrid.EventSubscription{sub}}
 	}
-	b, err := qs.store.Prepare(eventgrid.Topic{Name: "t", InputSchema: eventgrid.CloudEventSchemaV1_0}, ds)
-	if err != nil {
+	d := dispatch.New(dispatch.Options{Queues: qs.store})
+	d.SubscriptionPut(sub)
+	if err := d.Publish(t.Context(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t", InputSchema: eventgrid.CloudEventSchemaV1_0}, Deliveries: ds}); err != nil {
 		t.Fatal(err)
 	}
-	b.Commit()
 }
 
 func (qs *queueServer) settle(t *testing.T, action string, body any) response {
@@ -205,6 +207,38 @@ func TestReceive_WaitingLimit(t *testing.T) {
 	}
 }
 
+// TestReceive_EndsAtClose: a receive waiting for events when the server
+// closes answers at once with none, and the close does not wait for its
+// long poll; the queue itself stays open.
+func TestReceive_EndsAtClose(t *testing.T) {
+	qs := newQueueServer(t, pull.Options{})
+	done := make(chan response, 1)
+	go func() {
+		done <- qs.doVersion(t, http.MethodPost, "/topics/t/eventSubscriptions/q:receive?maxWaitTime=120", nsVersion, "", nil)
+	}()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if c, _ := qs.store.Counts(mustSub(t, qs)); c.Waiting != 1 {
+			return fmt.Errorf("%d receives waiting", c.Waiting)
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := qs.Server.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Close took %v with a receive waiting", d)
+	}
+	if r := <-done; r.Status != http.StatusOK || string(r.Body) != `{"value":[]}` {
+		t.Fatalf("the waiting receive: %d %s; want 200 with no events", r.Status, r.Body)
+	}
+	if _, ok := qs.store.Counts(mustSub(t, qs)); !ok {
+		t.Fatal("closing the API closed the queue")
+	}
+}
+
 func mustSub(t *testing.T, qs *queueServer) *eventgrid.EventSubscription {
 	t.Helper()
 	sub, err := qs.Registry.Subscription(t.Context(), "t", "q")
@@ -288,12 +322,12 @@ func TestReceive_SlowReaderCut(t *testing.T) {
 // expire.
 func TestClose_CutsSlowReceive(t *testing.T) {
 	store := pull.New(pull.Options{}, zerolog.Nop()) // 60 s locks
-	t.Cleanup(store.Close)
+	t.Cleanup(func() { _ = store.Close(context.Background()) })
 	opts := api.DefaultOptions()
 	opts.Queues = store
 	opts.ReceiveGrace = 100 * time.Millisecond
 	reg := queueRegistry(t, store)
-	srv := api.New(opts, reg, nil, zerolog.Nop())
+	srv := api.New(opts, reg, registry.NewRouter(reg, &mock.Recorder{}), zerolog.Nop())
 	addr, err := srv.Open("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)

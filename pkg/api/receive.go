@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -37,7 +39,7 @@ func (s *Server) receive(c echo.Context) error {
 	deadline := time.Now().Add(wait + s.opts.RequestTimeout)
 	_ = rc.SetReadDeadline(deadline)
 	_ = rc.SetWriteDeadline(deadline)
-	got, err := s.opts.Queues.Receive(c.Request().Context(), sub, maxEvents, wait)
+	got, err := s.waitingReceive(c.Request().Context(), sub, maxEvents, wait)
 	if err != nil {
 		if eventgrid.ErrorCode(err) == eventgrid.EUnavailable {
 			return s.queueFull(err) // too many receives wait: Retry-After
@@ -57,6 +59,20 @@ func (s *Server) receive(c echo.Context) error {
 			Msg("a receive answer was cut off before the client read it; its events are received again when their locks expire")
 	}
 	return nil
+}
+
+// waitingReceive is the queue's receive, which ends with no events, and no
+// error, once the server closes.
+func (s *Server) waitingReceive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]pull.Received, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.closing, cancel)
+	defer stop()
+	got, err := s.opts.Queues.Receive(ctx, sub, max, wait)
+	if err != nil && s.closing.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil, nil // the broker stops: an empty answer
+	}
+	return got, err
 }
 
 // writeReceived writes the answer of a receive, streaming each event's body

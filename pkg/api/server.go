@@ -13,11 +13,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
-
-	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/pull"
-	"github.com/edgegrid/edgegrid/pkg/registry"
-	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
 // Options configure the API.
@@ -73,16 +68,16 @@ type Options struct {
 	// refused requests; each line counts the refusals not logged before
 	// it. Zero means DefaultAuthFailureLogInterval.
 	AuthFailureLogInterval time.Duration
-	// Admit, if not nil, is asked before a publish body is read whether a
-	// request of that many bytes could be queued; when it says no, the
+	// Admitter, if not nil, is asked before a publish body is read whether
+	// a request of that many bytes could be queued; when it says no, the
 	// request gets 503 without being read.
-	Admit func(bytes int64) bool
-	// DeliveryStatus, if not nil, adds the read-only deliveryStatus
-	// extension to subscription responses.
-	DeliveryStatus func(*eventgrid.EventSubscription) *resource.DeliveryStatus
+	Admitter Admitter
+	// Status, if not nil, adds the read-only deliveryStatus extension to
+	// subscription responses.
+	Status Status
 	// Queues, if not nil, serves receive and the settlements of queue
 	// subscriptions.
-	Queues *pull.Store
+	Queues Queues
 	// ReceiveGrace is how long Close lets receive answers being written
 	// finish before it cuts them, so that a client reading slowly never
 	// holds the stop; zero means DefaultReceiveGrace, negative cuts them
@@ -119,13 +114,17 @@ func DefaultOptions() Options {
 // Open and stop them all with Close.
 type Server struct {
 	opts      Options
-	registry  *registry.Registry
-	publisher eventgrid.Publisher
+	resources Resources
+	publisher Publisher
 	log       zerolog.Logger
 	echo      *echo.Echo
 	authLog   logLimiter
 	bodies    budget    // bytes of request bodies being read
 	answers   answerSet // receive answers being written
+	// closing is done once Close has begun: receives still waiting for
+	// events end at once, with none.
+	closing      context.Context
+	closeWaiting context.CancelFunc
 
 	mu      sync.Mutex
 	servers []*http.Server
@@ -134,8 +133,9 @@ type Server struct {
 	wg      sync.WaitGroup
 }
 
-// New builds the API over a registry and a publisher. It starts nothing.
-func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger zerolog.Logger) *Server {
+// New builds the API over the topics and subscriptions it manages and the
+// publisher of the events it accepts. It starts nothing.
+func New(opts Options, res Resources, pub Publisher, logger zerolog.Logger) *Server {
 	if opts.Metrics == nil {
 		opts.Metrics = nopMetrics{}
 	}
@@ -151,7 +151,7 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	s := &Server{
 		authLog:   logLimiter{interval: opts.AuthFailureLogInterval},
 		opts:      opts,
-		registry:  reg,
+		resources: res,
 		publisher: pub,
 		log:       logger.With().Str("component", "api").Logger(),
 	}
@@ -162,6 +162,7 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	e.Pre(canonicalPath, trackBody)
 	s.echo = e
 	s.bodies.limit = opts.MaxBodyBytesInFlight
+	s.closing, s.closeWaiting = context.WithCancel(context.Background())
 	s.routes()
 	return s
 }
@@ -245,9 +246,12 @@ func serverHeaderBytes(limit int) int {
 }
 
 // Close stops accepting connections and waits for in-flight requests until
-// ctx is done, then closes what remains. Receive answers still being
-// written after Options.ReceiveGrace are cut.
+// ctx is done, then closes what remains. Receives still waiting for events
+// answer at once, with none; receive answers still being written after
+// Options.ReceiveGrace are cut. It returns an error when requests were
+// still in flight when ctx was done.
 func (s *Server) Close(ctx context.Context) error {
+	s.closeWaiting()
 	cut := time.AfterFunc(max(s.opts.ReceiveGrace, 0), s.answers.cutAll)
 	defer cut.Stop()
 	s.mu.Lock()

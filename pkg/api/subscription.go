@@ -20,7 +20,7 @@ func (s *Server) putSubscription(c echo.Context) error {
 	// A PUT may leave out the secrets GET does not return and keep the
 	// stored ones (docs/api.md#secrets).
 	ctx := c.Request().Context()
-	old, err := s.registry.Subscription(ctx, topic, name)
+	old, err := s.resources.Subscription(ctx, topic, name)
 	if err != nil {
 		old = nil // a new subscription, or a missing topic PutSubscription reports
 	}
@@ -35,7 +35,7 @@ func (s *Server) putSubscription(c echo.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, s.opts.RequestTimeout)
 		defer cancel()
 	}
-	stored, created, err := s.registry.PutSubscription(ctx, sub)
+	stored, created, err := s.resources.PutSubscription(ctx, sub)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (s *Server) putSubscription(c echo.Context) error {
 }
 
 func (s *Server) getSubscription(c echo.Context) error {
-	sub, err := s.registry.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
+	sub, err := s.resources.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (s *Server) getSubscription(c echo.Context) error {
 // getFullURL answers POST …/eventSubscriptions/{name}/getFullUrl, as Azure
 // does: the destination URL with the query GET leaves out.
 func (s *Server) getFullURL(c echo.Context) error {
-	sub, err := s.registry.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
+	sub, err := s.resources.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (s *Server) getFullURL(c echo.Context) error {
 }
 
 func (s *Server) listSubscriptions(c echo.Context) error {
-	subs, err := s.registry.Subscriptions(c.Request().Context(), param(c, "topic"))
+	subs, err := s.resources.Subscriptions(c.Request().Context(), param(c, "topic"))
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (s *Server) listSubscriptions(c echo.Context) error {
 
 func (s *Server) deleteSubscription(c echo.Context) error {
 	topic, name := param(c, "topic"), param(c, "sub")
-	if err := s.registry.DeleteSubscription(c.Request().Context(), topic, name); err != nil {
+	if err := s.resources.DeleteSubscription(c.Request().Context(), topic, name); err != nil {
 		return err
 	}
 	s.log.Info().Str("topic", topic).Str("subscription", name).Msg("event subscription deleted")
@@ -93,8 +93,8 @@ func (s *Server) deleteSubscription(c echo.Context) error {
 // when the broker reports one.
 func (s *Server) subscription(sub *eventgrid.EventSubscription) resource.Subscription {
 	r := resource.NewSubscription(sub, s.opts.IDPrefix)
-	if s.opts.DeliveryStatus != nil {
-		r.Properties.DeliveryStatus = s.opts.DeliveryStatus(sub)
+	if s.opts.Status != nil {
+		r.Properties.DeliveryStatus = s.opts.Status.DeliveryStatus(sub)
 	}
 	return r
 }

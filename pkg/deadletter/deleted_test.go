@@ -15,6 +15,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
 // TestWriter_DeletedSubscriptionStorageDown: letters waiting for storage
@@ -27,7 +28,7 @@ func TestWriter_DeletedSubscriptionStorageDown(t *testing.T) {
 	connStr := az.ConnectionString(azurite.Key)
 	az.Stop()
 	m := &counts{}
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	w := deadletter.New(deadletter.Options{FlushInterval: time.Hour, RetryInterval: time.Hour, Metrics: m}, zerolog.New(logs))
 	defer w.Close(context.Background())
 	s := sub("s", eventgrid.EventGridSchema, connStr)

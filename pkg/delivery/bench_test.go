@@ -8,7 +8,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -19,12 +21,10 @@ import (
 func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
 	s := &sender{Discard: true}
 	o := delivery.DefaultOptions()
-	o.MaxQueuedEvents = 1 << 30
-	o.MaxQueuedBytes = 1 << 40
-	o.MaxQueuedEventsPerSubscription = 1 << 30
-	o.MaxQueuedBytesPerSubscription = 1 << 40
+	limits(&o, budget.Limits{Events: 1 << 30, Bytes: 1 << 40, EventsPerSubscription: 1 << 30, BytesPerSubscription: 1 << 40})
 	e := delivery.New(o, s, nil, zerolog.Nop())
-	defer e.Close(time.Second)
+	d := dispatch.New(dispatch.Options{Push: e})
+	defer func() { _ = closeWithin(e, time.Second) }()
 	var list []*eventgrid.EventSubscription
 	for i := range subs {
 		list = append(list, newSub(e, fmt.Sprint("s", i), func(s *eventgrid.EventSubscription) {
@@ -44,7 +44,7 @@ func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
 	published := 0
 	for published < b.N {
 		n := min(perRequest, b.N-published)
-		if err := e.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds[:n]}); err != nil {
+		if err := d.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds[:n]}); err != nil {
 			b.Fatal(err)
 		}
 		published += n
@@ -80,14 +80,14 @@ func BenchmarkEngineRetries(b *testing.B) {
 		b.Run(string(schedule), func(b *testing.B) {
 			s := &sender{Discard: true, SendFn: failOnce}
 			o := delivery.DefaultOptions()
-			o.MaxQueuedEvents, o.MaxQueuedBytes = 1<<30, 1<<40
-			o.MaxQueuedEventsPerSubscription, o.MaxQueuedBytesPerSubscription = 1<<30, 1<<40
+			limits(&o, budget.Limits{Events: 1 << 30, Bytes: 1 << 40, EventsPerSubscription: 1 << 30, BytesPerSubscription: 1 << 40})
 			o.Backoff = [2]time.Duration{time.Microsecond, time.Microsecond}
 			o.ExponentialScale = 1e-7
 			o.LogDeliveryFailure = false
 			o.DefaultSchedule = schedule
 			e := delivery.New(o, s, nil, zerolog.Nop())
-			defer e.Close(time.Second)
+			defer func() { _ = closeWithin(e, time.Second) }()
+			d := dispatch.New(dispatch.Options{Push: e})
 			sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 50 })
 			events := make([]eventgrid.Delivery, 100)
 			for i := range events {
@@ -97,7 +97,7 @@ func BenchmarkEngineRetries(b *testing.B) {
 			b.ResetTimer()
 			for published := 0; published < b.N; published += 100 {
 				n := min(100, b.N-published)
-				if err := e.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: events[:n]}); err != nil {
+				if err := d.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: events[:n]}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
@@ -357,9 +360,9 @@ func TestEngine_BackPressure(t *testing.T) {
 	}}
 	m := newMetrics()
 	o := fastOptions()
-	o.MaxQueuedEvents = 10
-	o.MaxQueuedBytes = 1 << 20
+	limits(&o, budget.Limits{Events: 10, Bytes: 1 << 20})
 	e := mustEngine(t, o, s, m)
+	d := &rejections{}
 	a, b := newSub(e, "a"), newSub(e, "b")
 	both := []*eventgrid.EventSubscription{a, b}
 	for i := range 5 {
@@ -367,15 +370,15 @@ func TestEngine_BackPressure(t *testing.T) {
 	}
 	// Full: 10 deliveries queued. A request of one more event (two
 	// deliveries) is refused whole.
-	err := publish(e, both, newEvent("x", 100))
+	err := publishVia(dispatch.New(dispatch.Options{Push: e, Metrics: d}), both, newEvent("x", 100))
 	if eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
 		t.Fatalf("Publish at the limit = %v, want EQueueFull", err)
 	}
 	if st := e.Stats(); st.QueuedEvents != 10 {
 		t.Fatalf("queued %d after a refused publish, want 10", st.QueuedEvents)
 	}
-	if m.rejected != 2 {
-		t.Errorf("rejected = %d, want 2", m.rejected)
+	if d.n.Load() != 2 {
+		t.Errorf("rejected = %d, want 2", d.n.Load())
 	}
 	// The subscriber comes back: the queue drains and publishing works again.
 	up.Store(true)
@@ -396,7 +399,7 @@ func TestEngine_BackPressure(t *testing.T) {
 	t.Run("Bytes", func(t *testing.T) {
 		s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
 		o := fastOptions()
-		o.MaxQueuedBytes = 1000
+		limits(&o, budget.Limits{Bytes: 1000})
 		e := mustEngine(t, o, s, nil)
 		a, b := newSub(e, "a"), newSub(e, "b")
 		// One event shared by two subscriptions counts its bytes once.
@@ -503,17 +506,20 @@ func TestEngine_Lifecycle(t *testing.T) {
 		}}
 		o := fastOptions()
 		o.MaxPerSubscription = 1
-		e := delivery.New(o, s, nil, zerologNop())
+		m := newMetrics()
+		e := delivery.New(o, s, m, zerologNop())
 		sub := newSub(e, "s")
 		for i := range 5 {
 			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint(i), 50))
 		}
 		<-started
-		n := e.Close(5 * time.Second)
+		if err := closeWithin(e, 5*time.Second); err != nil {
+			t.Errorf("Close = %v; want nil, as nothing was cut off", err)
+		}
 		if !finished.Load() {
 			t.Error("Close returned before the request in flight finished")
 		}
-		if n != 4 {
+		if n := m.droppedN("s", delivery.DropShutdown); n != 4 {
 			t.Errorf("Close discarded %d, want 4", n)
 		}
 		if err := publish(e, []*eventgrid.EventSubscription{sub}, newEvent("after", 10)); eventgrid.ErrorCode(err) != eventgrid.EUnavailable {
@@ -538,9 +544,12 @@ func TestEngine_Lifecycle(t *testing.T) {
 			return nil
 		})
 		start := time.Now()
-		e.Close(100 * time.Millisecond)
+		err := closeWithin(e, 100*time.Millisecond)
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("Close took %v with a 100ms stop timeout", d)
+		}
+		if err == nil || !strings.Contains(err.Error(), "1 requests still in flight") {
+			t.Errorf("Close = %v; want an error saying a request was cancelled", err)
 		}
 	})
 }
@@ -625,7 +634,7 @@ func TestEngine_RequestSize(t *testing.T) {
 	}}
 	o := fastOptions()
 	o.Backoff = [2]time.Duration{time.Hour, time.Hour}
-	o.MaxQueuedBytes = 10000
+	limits(&o, budget.Limits{Bytes: 10000})
 	e := mustEngine(t, o, s, nil)
 	sub := newSub(e, "s")
 	// The request's events occupy 4000 bytes together, though only two
@@ -634,7 +643,7 @@ func TestEngine_RequestSize(t *testing.T) {
 		{Event: newEvent("ok", 100), Subscriptions: []*eventgrid.EventSubscription{sub}},
 		{Event: newEvent("stuck", 100), Subscriptions: []*eventgrid.EventSubscription{sub}},
 	}}
-	if err := e.Publish(context.Background(), p); err != nil {
+	if err := dispatch.New(dispatch.Options{Push: e}).Publish(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	brokertest.Eventually(t, 5*time.Second, func() error {
@@ -643,10 +652,10 @@ func TestEngine_RequestSize(t *testing.T) {
 		}
 		return nil
 	})
-	if e.Admit(7000) {
+	if e.Budget().Admit(7000) {
 		t.Error("Admit(7000) with 4000 of 10000 bytes held")
 	}
-	if !e.Admit(6000) {
+	if !e.Budget().Admit(6000) {
 		t.Error("Admit(6000) refused with 4000 of 10000 bytes held")
 	}
 	e.SubscriptionDeleted(sub)
@@ -657,3 +666,8 @@ func TestEngine_RequestSize(t *testing.T) {
 		return nil
 	})
 }
+
+// rejections counts the deliveries a dispatcher refuses.
+type rejections struct{ n atomic.Int64 }
+
+func (r *rejections) Rejected(n int) { r.n.Add(int64(n)) }

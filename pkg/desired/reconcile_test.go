@@ -1,8 +1,6 @@
 package desired_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/desired"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
 // recorder is a subscription observer that keeps every change, as the
@@ -52,28 +51,12 @@ type fixture struct {
 	reg *registry.Registry
 	rec *recorder
 	r   *desired.Reconciler
-	log *syncBuffer
+	log *logbuf.Buffer
 }
-
-// syncBuffer is a log buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Reset() { b.mu.Lock(); defer b.mu.Unlock(); b.buf.Reset() }
-
-func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.buf.String() }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{rec: &recorder{}, log: &syncBuffer{}}
+	f := &fixture{rec: &recorder{}, log: &logbuf.Buffer{}}
 	f.reg = registry.New(registry.DefaultOptions(), f.rec)
 	f.r = desired.NewReconciler(f.reg, zerolog.New(f.log).Level(zerolog.DebugLevel), desired.Options{})
 	return f
@@ -88,16 +71,7 @@ func (f *fixture) apply(t *testing.T, source eventgrid.Owner, doc string) (desir
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	var lines []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(f.log.String()))
-	for sc.Scan() {
-		var l map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("log line %q: %v", sc.Text(), err)
-		}
-		lines = append(lines, l)
-	}
-	return res, lines
+	return res, f.log.Lines(t)
 }
 
 // fileSource is a desired_config_file, as an owner.

@@ -227,8 +227,9 @@ func (c *Client) setState(state int, cl mqtt.Client, err error) {
 	c.changed = make(chan struct{})
 }
 
-// Close disconnects and stops reconnecting. Sends in flight fail.
-func (c *Client) Close() error {
+// Close disconnects and stops reconnecting, and waits for its goroutine.
+// Sends in flight fail. It always returns nil.
+func (c *Client) Close(context.Context) error {
 	c.cancel()
 	c.wg.Wait()
 	c.setState(stateClosed, nil, ErrClosed)

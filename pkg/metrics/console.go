@@ -86,7 +86,7 @@ func (c *Console) loop(ctx context.Context, done chan<- struct{}) {
 // Close stops the reporting goroutine, waits for it, and logs a last
 // summary of the activity since the previous one. Later calls do nothing.
 // It always returns nil.
-func (c *Console) Close() error {
+func (c *Console) Close(context.Context) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

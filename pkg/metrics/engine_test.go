@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
@@ -43,9 +44,11 @@ func TestPrometheus_Engine(t *testing.T) {
 		return nil
 	}}
 	e := delivery.New(delivery.DefaultOptions(), send, p, zerolog.Nop())
-	t.Cleanup(func() { e.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	p.Collect(e.Stats)
-	reg := registry.New(registry.DefaultOptions(), observers{e, p})
+	d := dispatch.New(dispatch.Options{Push: e, Metrics: p})
+	p.CollectHeld(d.Holdings)
+	reg := registry.New(registry.DefaultOptions(), observers{d, p})
 	if _, _, err := reg.PutTopic(ctx, eventgrid.Topic{Name: "Orders"}); err != nil {
 		t.Fatalf("PutTopic: %v", err)
 	}
@@ -66,7 +69,7 @@ func TestPrometheus_Engine(t *testing.T) {
 		ev := &eventgrid.Event{ID: fmt.Sprint(i), Body: []byte(fmt.Sprintf(`{"id":"%d"}`, i)), Accepted: time.Now()}
 		ds[i] = eventgrid.Delivery{Event: ev, Subscriptions: subs}
 	}
-	if err := e.Publish(ctx, eventgrid.Publication{Topic: eventgrid.Topic{Name: "Orders"}, Deliveries: ds}); err != nil {
+	if err := d.Publish(ctx, eventgrid.Publication{Topic: eventgrid.Topic{Name: "Orders"}, Deliveries: ds}); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
 	sub := func(name string, more ...string) []string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/auth"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -66,6 +67,7 @@ type Prometheus struct {
 	authFailures                                 *prometheus.CounterVec
 
 	stats atomic.Pointer[func() delivery.Stats]
+	held  atomic.Pointer[func() dispatch.Holdings]
 
 	mu       sync.RWMutex
 	topics   map[string]*topicSeries // by topic name as reported
@@ -126,7 +128,7 @@ func NewPrometheus() *Prometheus {
 		deadLetterDropped: counter("eventgrid_dead_letter_dropped_total", "Dead-lettered events dropped because storage did not take them in time, or at shutdown.", t, ts),
 		rejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "eventgrid_publish_rejected_total",
-			Help: "Deliveries refused at publish with 503 because the broker's queues were full.",
+			Help: "Deliveries, push and queue, refused at publish by the queue budget: with 503 because it was full, or 413 because it could never hold them.",
 		}),
 		authFailures: counter("eventgrid_auth_failures_total", "Requests refused with 401, by reason: no_credentials, sas_key, sas_token, client_certificate.", labelReason),
 		topics:       map[string]*topicSeries{},
@@ -140,6 +142,7 @@ func NewPrometheus() *Prometheus {
 		p.delivered, p.failed, p.attempts, p.expired, p.successLatency, p.failureLatency, p.firstAttempt,
 		p.dropped, p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped, p.rejected, p.authFailures,
 		newStatsCollector(&p.stats),
+		newHeldCollector(&p.held),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -227,7 +230,7 @@ func (p *Prometheus) DeadLettered(sub *eventgrid.EventSubscription, reason strin
 // AuthFailed implements api.Metrics.
 func (p *Prometheus) AuthFailed(reason string) { p.authFailures.WithLabelValues(reason).Inc() }
 
-// Rejected implements delivery.Metrics.
+// Rejected implements dispatch.Metrics.
 func (p *Prometheus) Rejected(n int) { p.rejected.Add(float64(n)) }
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: the

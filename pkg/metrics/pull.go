@@ -15,7 +15,6 @@ import (
 // concurrent use.
 type Pull struct {
 	received, settled, expired, deadLettered, dropped *prometheus.CounterVec
-	rejected                                          prometheus.Counter // the push side's
 
 	stats atomic.Pointer[func() []pull.SubscriptionCounts]
 }
@@ -37,7 +36,6 @@ func (p *Prometheus) Pull() *Pull {
 		expired:      counter("eventgrid_queue_lock_expired_total", "Locks that expired unsettled; their events became available again or were dead-lettered or dropped."),
 		deadLettered: counter("eventgrid_queue_dead_lettered_total", "Events of a queue subscription handed to its dead-letter destination, by reason.", labelReason),
 		dropped:      counter("eventgrid_queue_dropped_total", "Events of a queue subscription discarded, by reason.", labelReason),
-		rejected:     p.rejected,
 	}
 	p.reg.MustRegister(m.received, m.settled, m.expired, m.deadLettered, m.dropped, pullCollector{m})
 	return m
@@ -74,10 +72,6 @@ func (m *Pull) LockExpired(sub *eventgrid.EventSubscription, n int) {
 func (m *Pull) DeadLettered(sub *eventgrid.EventSubscription, reason string, n int) {
 	m.deadLettered.WithLabelValues(sub.Topic, sub.Name, reason).Add(float64(n))
 }
-
-// Rejected implements pull.Metrics: queue deliveries refused at publish
-// count in eventgrid_publish_rejected_total beside push deliveries.
-func (m *Pull) Rejected(n int) { m.rejected.Add(float64(n)) }
 
 // Dropped implements pull.Metrics.
 func (m *Pull) Dropped(sub *eventgrid.EventSubscription, reason string, n int) {

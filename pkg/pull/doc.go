@@ -1,5 +1,8 @@
 // Package pull keeps the events of queue subscriptions (Azure Event Grid
 // namespace "pull delivery") until applications receive and settle them.
+// Events arrive through Enqueue, from the publish path (package dispatch),
+// which has claimed their room in the broker's budget; the store gives it
+// back as each event leaves.
 //
 // A receive locks each event it hands out for the subscription's lock
 // duration under an unguessable lock token; acknowledge removes the event,

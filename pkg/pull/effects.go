@@ -4,10 +4,8 @@ import "github.com/edgegrid/edgegrid/pkg/eventgrid"
 
 // effects are what a change under the queue's lock leaves to do after it.
 type effects struct {
-	letters []DeadLetter
+	letters []eventgrid.DeadLetter
 	dropped map[string]int
-	freed   int // events whose budget is released
-	bytes   int64
 	expired int // locks that expired unsettled
 	// requeued is how many of the expired locks' events are available
 	// again; the others were past their delivery count or time to live.
@@ -23,9 +21,6 @@ func (fx *effects) drop(reason string) {
 
 // apply does fx's work. sub is the subscription as it was under the lock.
 func (q *queue) apply(sub *eventgrid.EventSubscription, fx *effects) {
-	if fx.freed > 0 {
-		q.release(fx.freed, fx.bytes)
-	}
 	m := q.s.opts.Metrics
 	if fx.expired > 0 {
 		m.LockExpired(sub, fx.expired)

@@ -2,6 +2,7 @@ package pull_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,7 +10,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
 // TestLockExpiryLog: the line about expired locks says how many events are
@@ -17,14 +21,14 @@ import (
 // moment for its delivery count.
 func TestLockExpiryLog(t *testing.T) {
 	var buf bytes.Buffer
-	clock := newFakeClock()
-	s := pull.New(pull.Options{Clock: clock, LogDeliveryFailure: true}, zerolog.New(&buf))
-	t.Cleanup(s.Close)
+	clock := fakeclock.New()
+	s := pull.New(pull.Options{Clock: clock, DeliveryLogs: eventgrid.DeliveryLogs{LogDeliveryFailure: true}}, zerolog.New(&buf))
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	once := queueSub(1, "once", 60, 1, time.Hour)
 	twice := queueSub(2, "twice", 60, 2, time.Hour)
 	s.SubscriptionPut(once)
 	s.SubscriptionPut(twice)
-	f := &fixture{t: t, clock: clock, store: s}
+	f := &fixture{t: t, clock: clock, store: s, d: dispatch.New(dispatch.Options{Queues: s})}
 	f.mustPublish(1, once)
 	f.mustPublish(1, twice)
 	f.receive(once, 1)

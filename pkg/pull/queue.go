@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -17,13 +19,38 @@ const (
 	gone
 )
 
+// outcome is how an event's last receive ended, as its dead letter says
+// (lastDeliveryOutcome).
+type outcome uint8
+
+const (
+	neverReceived outcome = iota
+	released              // the receiver released it
+	lockExpired           // its lock expired unsettled
+	rejected              // the receiver rejected it
+)
+
+// The lastDeliveryOutcome values of a queue subscription's dead letters.
+const (
+	OutcomeNeverReceived = "NeverReceived"
+	OutcomeReleased      = "Released"
+	OutcomeLockExpired   = "LockExpired"
+	OutcomeRejected      = "Rejected"
+)
+
+var outcomeNames = [...]string{neverReceived: OutcomeNeverReceived, released: OutcomeReleased, lockExpired: OutcomeLockExpired, rejected: OutcomeRejected}
+
+func (o outcome) String() string { return outcomeNames[o] }
+
 // entry is one event in one queue subscription.
 type entry struct {
 	body      []byte
+	hold      *budget.Hold // the request it came in
 	published time.Time
 	expires   time.Time // published + the time to live
 	count     int       // deliveries so far
 	state     state
+	outcome   outcome // how the last receive ended
 
 	token     string
 	lockedAt  time.Time
@@ -42,7 +69,7 @@ type entry struct {
 // map). Its state says which.
 type queue struct {
 	s     *Store
-	share Limit
+	share budget.Share // the subscription's part of the broker's budget
 
 	mu      sync.Mutex
 	sub     *eventgrid.EventSubscription
@@ -55,7 +82,7 @@ type queue struct {
 	ttl     timeHeap  // by expires; available and delayed entries only
 	waiting list.List // of *waiter: receives waiting for events, oldest first
 	woken   int       // receives woken for an event, not yet back
-	timer   Timer
+	timer   clock.Timer
 	timerAt time.Time
 	closed  bool
 	// closeReason is why the queue was closed.
@@ -66,7 +93,6 @@ func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
 	q := &queue{
 		s:      s,
 		sub:    sub,
-		share:  Limit{Events: s.opts.MaxEventsPerSubscription, Bytes: s.opts.MaxBytesPerSubscription},
 		tokens: map[string]*entry{},
 	}
 	q.locks = timeHeap{at: func(e *entry) time.Time { return e.lockUntil }, index: func(e *entry) *int { return &e.lockIdx }}
@@ -83,11 +109,11 @@ func (q *queue) lockDuration() time.Duration {
 	return q.s.scale(time.Duration(q.sub.Queue.ReceiveLockSeconds) * time.Second)
 }
 
-// release returns events and bytes to the subscription's share and the
-// broker's budget.
-func (q *queue) release(events int, bytes int64) {
-	q.share.Release(events, bytes)
-	q.s.opts.Global.Release(events, bytes)
+// release returns e, which has left the queue, to the budget and the
+// subscription's share. It is atomics only: it runs with the queue's lock held
+// or not.
+func (q *queue) release(e *entry) {
+	e.hold.Release(&q.share, int64(len(e.body)))
 }
 
 // finishLocked ends e, which is in no list, heap or map any more: it is
@@ -95,23 +121,22 @@ func (q *queue) release(events int, bytes int64) {
 // dropped otherwise.
 func (q *queue) finishLocked(e *entry, reason string, fx *effects) {
 	e.state = gone
-	size := int64(len(e.body))
 	if q.sub.DeadLetter != nil && q.s.opts.DeadLetterer != nil && reason != ReasonSubscriptionDeleted && reason != ReasonShutdown {
 		var once sync.Once
-		fx.letters = append(fx.letters, DeadLetter{
-			Subscription:  q.sub,
-			Body:          e.body,
-			Reason:        reason,
-			DeliveryCount: e.count,
-			Published:     e.published,
-			LastReceive:   e.lockedAt,
-			Done:          func() { once.Do(func() { q.release(1, size) }) },
+		fx.letters = append(fx.letters, eventgrid.DeadLetter{
+			Subscription: q.sub,
+			Body:         e.body,
+			Reason:       reason,
+			Attempts:     e.count,
+			LastOutcome:  e.outcome.String(),
+			LastAttempt:  e.lockedAt,
+			Published:    e.published,
+			Done:         func() { once.Do(func() { q.release(e) }) },
 		})
 		return
 	}
 	fx.drop(reason)
-	fx.freed++
-	fx.bytes += size
+	q.release(e)
 }
 
 func (q *queue) pushBackLocked(e *entry) {
@@ -181,13 +206,12 @@ func (q *queue) close(reason string) {
 		q.timer = nil
 	}
 	n := q.nAvail + q.locks.Len() + q.delays.Len()
-	var bytes int64
 	for e := q.head; e != nil; e = e.next {
-		bytes += int64(len(e.body))
+		q.release(e)
 	}
 	for _, h := range []*timeHeap{&q.locks, &q.delays} {
 		for _, e := range h.items {
-			bytes += int64(len(e.body))
+			q.release(e)
 		}
 	}
 	q.head, q.tail, q.nAvail = nil, nil, 0
@@ -198,7 +222,6 @@ func (q *queue) close(reason string) {
 	q.mu.Unlock()
 	if n > 0 {
 		fx.dropped = map[string]int{reason: n}
-		fx.freed, fx.bytes = n, bytes
 	}
 	q.apply(sub, &fx)
 }

@@ -3,6 +3,8 @@ package pull
 import (
 	"context"
 	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/clock"
 )
 
 // takeLocked locks up to max available events.
@@ -32,8 +34,8 @@ func (q *queue) takeLocked(now time.Time, max int, out []Received, fx *effects) 
 type receiving struct {
 	max   int
 	wait  time.Duration
-	w     *waiter // once it waits
-	timer Timer   // ends its wait
+	w     *waiter     // once it waits
+	timer clock.Timer // ends its wait
 }
 
 // receive takes up to max available events. When there are none it waits

@@ -20,42 +20,10 @@ func (q *queue) settle(tokens []string, kind string, delay time.Duration) Result
 	}
 	now := q.s.opts.Clock.Now()
 	q.expireLocked(now, &fx) // a lock that has just expired is lost
-	lock := q.lockDuration()
-	limit := q.s.scale(MaxRenewal)
 	for _, t := range tokens {
-		if !wellFormed(t) {
-			res.Failed = append(res.Failed, Failure{LockToken: t, Code: CodeBadRequest, Message: "This is not a lock token of this broker."})
+		if f := q.settleLocked(t, kind, delay, now, &fx); f != nil {
+			res.Failed = append(res.Failed, *f)
 			continue
-		}
-		e := q.tokens[t]
-		if e == nil {
-			res.Failed = append(res.Failed, Failure{LockToken: t, Code: CodeTokenLost, Message: "The lock is unknown, has expired, or its event was already settled."})
-			continue
-		}
-		switch kind {
-		case SettleAcknowledge:
-			q.locks.remove(e)
-			delete(q.tokens, t)
-			e.state = gone
-			fx.freed++
-			fx.bytes += int64(len(e.body))
-		case SettleRelease:
-			q.unlockLocked(e, now, delay, &fx)
-		case SettleReject:
-			q.locks.remove(e)
-			delete(q.tokens, t)
-			q.finishLocked(e, ReasonRejected, &fx)
-		case SettleRenewLock:
-			end := e.lockedAt.Add(limit)
-			if !now.Before(end) {
-				res.Failed = append(res.Failed, Failure{LockToken: t, Code: CodeTokenLost, Message: "A lock can be renewed until one hour after the event was received; it cannot be renewed any more."})
-				continue
-			}
-			e.lockUntil = now.Add(lock)
-			if e.lockUntil.After(end) {
-				e.lockUntil = end
-			}
-			q.locks.fix(e)
 		}
 		res.Succeeded = append(res.Succeeded, t)
 	}
@@ -71,4 +39,42 @@ func (q *queue) settle(tokens []string, kind string, delay time.Duration) Result
 		}
 	}
 	return res
+}
+
+// settleLocked settles the lock of one token, and returns why it failed,
+// or nil.
+func (q *queue) settleLocked(t, kind string, delay time.Duration, now time.Time, fx *effects) *Failure {
+	if !wellFormed(t) {
+		return &Failure{LockToken: t, Code: CodeBadRequest, Message: "This is not a lock token of this broker."}
+	}
+	e := q.tokens[t]
+	if e == nil {
+		return &Failure{LockToken: t, Code: CodeTokenLost, Message: "The lock is unknown, has expired, or its event was already settled."}
+	}
+	switch kind {
+	case SettleAcknowledge:
+		q.locks.remove(e)
+		delete(q.tokens, t)
+		e.state = gone
+		q.release(e)
+	case SettleRelease:
+		e.outcome = released
+		q.unlockLocked(e, now, delay, fx)
+	case SettleReject:
+		e.outcome = rejected
+		q.locks.remove(e)
+		delete(q.tokens, t)
+		q.finishLocked(e, ReasonRejected, fx)
+	case SettleRenewLock:
+		end := e.lockedAt.Add(q.s.scale(MaxRenewal))
+		if !now.Before(end) {
+			return &Failure{LockToken: t, Code: CodeTokenLost, Message: "A lock can be renewed until one hour after the event was received; it cannot be renewed any more."}
+		}
+		e.lockUntil = now.Add(q.lockDuration())
+		if e.lockUntil.After(end) {
+			e.lockUntil = end
+		}
+		q.locks.fix(e)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -43,32 +44,6 @@ const MaxRenewal = time.Hour
 // ReleaseDelays are the delays a release may ask for, in seconds.
 var ReleaseDelays = []int{0, 10, 60, 600, 3600}
 
-// DeadLetter is an event a queue subscription gives up on, for a
-// subscription that has a dead-letter destination.
-type DeadLetter struct {
-	Subscription *eventgrid.EventSubscription
-	// Body is the event as the subscription hands it out.
-	Body []byte
-	// Reason is one of MaxDeliveryCountExceeded, TimeToLiveExceeded and
-	// Rejected.
-	Reason string
-	// DeliveryCount is how many times the event was received.
-	DeliveryCount int
-	// Published is when the broker accepted the event; LastReceive when it
-	// was last received (zero if never).
-	Published   time.Time
-	LastReceive time.Time
-	// Done must be called exactly once, when the letter has been written or
-	// given up on: until then the event counts against the queue budget.
-	Done func()
-}
-
-// DeadLetterer takes dead letters. It is called without the store's locks
-// held, must not block for long and must be safe for concurrent use.
-type DeadLetterer interface {
-	DeadLetter(l DeadLetter)
-}
-
 // Metrics receives what the store measures. Implementations must not block.
 type Metrics interface {
 	// Received counts n events handed out to a receiver.
@@ -81,9 +56,6 @@ type Metrics interface {
 	DeadLettered(sub *eventgrid.EventSubscription, reason string, n int)
 	// Dropped counts n events discarded, with the reason.
 	Dropped(sub *eventgrid.EventSubscription, reason string, n int)
-	// Rejected counts n deliveries to queue subscriptions refused at
-	// publish because the broker or a subscription was full.
-	Rejected(n int)
 }
 
 // NopMetrics measures nothing.
@@ -104,52 +76,36 @@ func (NopMetrics) DeadLettered(*eventgrid.EventSubscription, string, int) {}
 // Dropped implements Metrics.
 func (NopMetrics) Dropped(*eventgrid.EventSubscription, string, int) {}
 
-// Rejected implements Metrics.
-func (NopMetrics) Rejected(int) {}
-
 // Options configure a Store. Zero values take the defaults.
 type Options struct {
-	// MaxEventsPerSubscription and MaxBytesPerSubscription are each queue
-	// subscription's share of the queue budget
-	// (broker__maxQueuedEventsPerSubscription, …BytesPerSubscription);
-	// zero is no bound.
-	MaxEventsPerSubscription int
-	MaxBytesPerSubscription  int64
 	// MaxWaiting bounds the receives waiting for events at once, across
 	// all queue subscriptions (broker__maxWaitingReceives); a receive that
 	// would wait beyond it gets EUnavailable. Zero is no bound.
 	MaxWaiting int
-	// Global, if not nil, is charged for every queued event as well: the
-	// broker-wide budget.
-	Global Budget
 	// TimeScale multiplies lock durations, release delays, the renew limit
 	// and event times to live (broker__queueTimeScale, for tests); zero
 	// means 1.
 	TimeScale float64
-	// Transform returns the body sub hands out for an event of topic; nil
-	// hands out the body as published.
-	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
 	// DeadLetterer, if not nil, takes the events of subscriptions that have
 	// a dead-letter destination.
-	DeadLetterer DeadLetterer
+	DeadLetterer eventgrid.DeadLetterer
 	Metrics      Metrics
-	Clock        Clock
-	// LogDeliverySuccess logs acknowledgements; LogDeliveryFailure logs
-	// rejections, lock expiries, dead letters and drops; LogEventExpiry
-	// logs events past their time to live.
-	LogDeliverySuccess bool
-	LogDeliveryFailure bool
-	LogEventExpiry     bool
+	Clock        clock.Clock
+	// DeliveryLogs are the log switches: LogDeliverySuccess logs
+	// acknowledgements; LogDeliveryFailure logs rejections, lock expiries,
+	// dead letters and drops; LogEventExpiry logs events past their time
+	// to live.
+	eventgrid.DeliveryLogs
 }
 
-// Store keeps the queue subscriptions' events. It implements
-// eventgrid.SubscriptionObserver, eventgrid.SubscriptionGuard and
-// eventgrid.EventHolder for queue subscriptions. It is safe for concurrent
-// use.
+// Store keeps the queue subscriptions' events, which the publish path
+// enqueues (see Enqueue) within the broker's budget. It implements
+// eventgrid.SubscriptionObserver and eventgrid.EventHolder for queue
+// subscriptions. It is safe for concurrent use.
 //
-// Lock order: Store.mu, then a queue's mu; the dead-letterer, the budgets'
-// release and the metrics are called with no queue lock held, except the
-// metrics, which never block.
+// Lock order: Store.mu, then a queue's mu. The dead-letterer and the log
+// are called with no queue lock held; the budget's release and the
+// metrics, which never block, may be called under it.
 type Store struct {
 	opts Options
 	log  zerolog.Logger
@@ -163,9 +119,6 @@ type Store struct {
 
 // New returns an empty Store.
 func New(o Options, log zerolog.Logger) *Store {
-	if o.Global == nil {
-		o.Global = unlimited{}
-	}
 	if o.TimeScale <= 0 {
 		o.TimeScale = 1
 	}
@@ -173,7 +126,7 @@ func New(o Options, log zerolog.Logger) *Store {
 		o.Metrics = NopMetrics{}
 	}
 	if o.Clock == nil {
-		o.Clock = SystemClock{}
+		o.Clock = clock.System{}
 	}
 	return &Store{opts: o, log: log.With().Str("component", "pull").Logger(), queues: map[uint64]*queue{}}
 }
@@ -201,25 +154,14 @@ func (s *Store) scale(d time.Duration) time.Duration {
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: a queue
 // subscription gets its queue, or updates it; a subscription that stops
-// being a queue subscription loses its queue, which CheckSubscriptionPut
-// allows only when it is empty.
+// being a queue subscription loses its queue, as SubscriptionDeleted.
 func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
-	s.mu.Lock()
-	q := s.queues[sub.UID]
 	if !sub.IsQueue() {
-		if q != nil {
-			delete(s.queues, sub.UID)
-		}
-		s.mu.Unlock()
-		if q != nil {
-			// Its receives learn that it delivers by push now.
-			q.mu.Lock()
-			q.sub = sub
-			q.mu.Unlock()
-			q.close(ReasonSubscriptionDeleted)
-		}
+		s.SubscriptionDeleted(sub)
 		return
 	}
+	s.mu.Lock()
+	q := s.queues[sub.UID]
 	if q == nil {
 		if !s.closed {
 			s.queues[sub.UID] = newQueue(s, sub)
@@ -233,19 +175,6 @@ func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	q.mu.Unlock()
 }
 
-// CheckSubscriptionPut implements eventgrid.SubscriptionGuard: a queue
-// subscription that holds events cannot become a push subscription, which
-// would drop them.
-func (s *Store) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription) error {
-	if !old.IsQueue() || sub.IsQueue() {
-		return nil
-	}
-	if n := s.HeldEvents(old); n > 0 {
-		return eventgrid.Errorf(eventgrid.EEventsHeld, "Event subscription %q of topic %q holds %d events (available, locked or delayed); changing its deliveryMode from Queue to Push would drop them. Receive and settle them first, or delete the subscription to drop them.", old.Name, old.Topic, n)
-	}
-	return nil
-}
-
 // HeldEvents implements eventgrid.EventHolder: the events of sub's queue,
 // available, locked or delayed.
 func (s *Store) HeldEvents(sub *eventgrid.EventSubscription) int {
@@ -255,19 +184,28 @@ func (s *Store) HeldEvents(sub *eventgrid.EventSubscription) int {
 
 // SubscriptionDeleted implements eventgrid.SubscriptionObserver. The
 // queue's events are dropped and counted; waiting receives get
-// ESubscriptionMissing.
+// ESubscriptionMissing, or, when sub is the subscription as it is now, a
+// push subscription, the error that says so.
 func (s *Store) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 	s.mu.Lock()
 	q := s.queues[sub.UID]
 	delete(s.queues, sub.UID)
 	s.mu.Unlock()
-	if q != nil {
-		q.close(ReasonSubscriptionDeleted)
+	if q == nil {
+		return
 	}
+	if !sub.IsQueue() {
+		q.mu.Lock()
+		q.sub = sub
+		q.mu.Unlock()
+	}
+	q.close(ReasonSubscriptionDeleted)
 }
 
-// Close drops every queued event (counted) and ends waiting receives.
-func (s *Store) Close() {
+// Close drops every queued event (counted, reason Shutdown) and ends the
+// receives still waiting, which answer no events. It does not wait for
+// anything, and always returns nil; later calls do nothing more.
+func (s *Store) Close(context.Context) error {
 	s.mu.Lock()
 	qs := s.queues
 	s.queues = map[uint64]*queue{}
@@ -276,6 +214,7 @@ func (s *Store) Close() {
 	for _, q := range qs {
 		q.close(ReasonShutdown)
 	}
+	return nil
 }
 
 func (s *Store) queue(sub *eventgrid.EventSubscription) (*queue, error) {

@@ -7,6 +7,7 @@ import "time"
 func (q *queue) expireLocked(now time.Time, fx *effects) {
 	for e := q.locks.first(); e != nil && !now.Before(e.lockUntil); e = q.locks.first() {
 		fx.expired++
+		e.outcome = lockExpired
 		q.unlockLocked(e, now, 0, fx)
 		if e.state == available {
 			fx.requeued++

@@ -1,5 +1,6 @@
 // Package mock provides test doubles for the interfaces of package
-// eventgrid: function-field fakes (Publisher) whose behaviour a test sets
+// eventgrid, and for the publish path the API calls: function-field fakes
+// (Publisher, EventPublisher) whose behaviour a test sets
 // field by field, and recorders (Recorder, SubscriptionObserver) that keep
 // every call for a test to inspect afterwards.
 //

@@ -191,7 +191,9 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.Status = b.dispatcher
 	apiOpts.Queues = b.pulled
 	apiOpts.Admitter = b.dispatcher.Budget()
-	apiOpts.Console = console.New()
+	if cfg.ConsoleEnabled {
+		apiOpts.Console = console.New()
+	}
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
 		rep.CollectHeld(b.dispatcher.Holdings)

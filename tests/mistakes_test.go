@@ -88,7 +88,7 @@ func TestMistakes_DeclaredEntryRefused(t *testing.T) {
 // gets one warning naming it and the nearest key, and the broker starts
 // with its defaults.
 func TestMistakes_UnknownEnvironmentKeys(t *testing.T) {
-	b := startBroker(t, merge(devEnv(), "broker__defaultMaxDeliveryAtempts", "3", "api__port", "5899", "console__enabled", "true"))
+	b := startBroker(t, merge(devEnv(), "broker__defaultMaxDeliveryAtempts", "3", "api__port", "5899", "console__enable", "true"))
 	const msg = "environment variable ignored: it is not a configuration key of this version (docs/configuration.md)"
 	warned := map[string]any{}
 	for _, l := range b.Logs(msg) {
@@ -100,7 +100,7 @@ func TestMistakes_UnknownEnvironmentKeys(t *testing.T) {
 	want := map[string]any{
 		"broker__defaultMaxDeliveryAtempts": "broker__defaultMaxDeliveryAttempts",
 		"api__port":                         "api__httpPort",
-		"console__enabled":                  nil,
+		"console__enable":                   "console__enabled",
 	}
 	if len(warned) != len(want) { // devEnv's known keys are not warned about
 		t.Errorf("warnings %v, want %v", warned, want)

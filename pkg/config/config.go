@@ -234,6 +234,26 @@ type Config struct {
 	// MaxDeliveriesPerSubscription is
 	// broker__maxConcurrentDeliveriesPerSubscription (edgegrid extension).
 	MaxDeliveriesPerSubscription int `envconfig:"BROKER__MAXCONCURRENTDELIVERIESPERSUBSCRIPTION" default:"16"`
+	// MaxFailuresPerSubscription is broker__maxFailuresPerSubscription
+	// (edgegrid extension): how many of the events a subscription gave up on
+	// the inspection API keeps (docs/console.md#given-up); 0 keeps none.
+	MaxFailuresPerSubscription int `envconfig:"BROKER__MAXFAILURESPERSUBSCRIPTION" default:"100"`
+	// MaxFailureBytesPerSubscription is
+	// broker__maxFailureBytesPerSubscription (edgegrid extension): the
+	// bytes of events that list keeps.
+	MaxFailureBytesPerSubscription int64 `envconfig:"BROKER__MAXFAILUREBYTESPERSUBSCRIPTION" default:"1048576"`
+	// MaxEventStreams is api__maxEventStreams (edgegrid extension): the live
+	// tails and delivery outcome streams open at once, across the broker;
+	// 0 refuses them all.
+	MaxEventStreams int `envconfig:"API__MAXEVENTSTREAMS" default:"32"`
+	// EventStreamHeartbeatSeconds is
+	// api__eventStreamHeartbeatIntervalInSeconds (edgegrid extension): how
+	// often an idle event stream gets a keep-alive comment.
+	EventStreamHeartbeatSeconds int `envconfig:"API__EVENTSTREAMHEARTBEATINTERVALINSECONDS" default:"15"`
+	// ConsoleEnabled is console__enabled (edgegrid extension): whether the
+	// console page is served at /console/. The inspection API stays either
+	// way.
+	ConsoleEnabled bool `envconfig:"CONSOLE__ENABLED" default:"true"`
 	// MaxAdvancedFilters is api__filterLimits__maxAdvancedFilters (edgegrid extension).
 	MaxAdvancedFilters int `envconfig:"API__FILTERLIMITS__MAXADVANCEDFILTERS" default:"25"`
 	// MaxFilterValues is api__filterLimits__maxValuesPerFilter (edgegrid extension).

@@ -43,6 +43,13 @@ func TestLoad_Spellings(t *testing.T) {
 			func(c config.Config) bool {
 				return c.BindAddress == "127.0.0.1" && c.MaxQueuedBytes == 1<<30 && c.LogFormat == "console" && c.LogLevel == "debug"
 			}},
+		{"InspectionDefaults", map[string]string{},
+			func(c config.Config) bool {
+				return c.ConsoleEnabled && c.MaxFailuresPerSubscription == 100 && c.MaxFailureBytesPerSubscription == 1<<20 &&
+					c.MaxEventStreams == 32 && c.EventStreamHeartbeatSeconds == 15
+			}},
+		{"ConsoleOff", map[string]string{"CONSOLE:ENABLED": "False", "api__maxEventStreams": "0"},
+			func(c config.Config) bool { return !c.ConsoleEnabled && c.MaxEventStreams == 0 }},
 		{"ManifestDevVariant", map[string]string{
 			"inbound__clientAuth__clientCert__enabled": "false",
 			"outbound__webhook__httpsOnly":             "false",

@@ -10,8 +10,8 @@ import (
 // prefixes are the beginnings of the broker's own environment variables,
 // upper-cased with ':' written as "__". A variable under one of them that is
 // not a known key is most likely a misspelt one. brokers__ is the
-// documented misspelling of broker__; console__ is reserved for the
-// console's keys.
+// documented misspelling of broker__; console__ holds the console's
+// keys.
 var prefixes = []string{"API__", "BROKER__", "BROKERS__", "INBOUND__", "OUTBOUND__", "EDGEHUB__", "METRICS__",
 	"LOG__", "CONSOLE__", "DEBUG__", "DESIRED_CONFIG"}
 

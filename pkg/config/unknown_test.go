@@ -22,7 +22,7 @@ func TestUnknownKeys(t *testing.T) {
 		"metrics__reporter=prometheus",            // misspelt
 		"desired_config_files=/etc/x.json",        // misspelt
 		"DESIRED_CONFIG_FILE=/etc/x.json",         // known
-		"console__enabled=true",                   // a prefix with no keys yet
+		"console__enable=true",                    // misspelt, a prefix with one key
 		"brokers__maxTopic=3",                     // the misspelt prefix, misspelt key
 		"PATH=/usr/bin", "HOME=/root", "IOTEDGE_MODULEID=m", "apiport=1", "logger__x=1",
 		"noequals", "=x",
@@ -32,7 +32,7 @@ func TestUnknownKeys(t *testing.T) {
 		{"api__port", "api__httpPort"},
 		{"broker__defaultMaxDeliveryAtempts", "broker__defaultMaxDeliveryAttempts"},
 		{"brokers__maxTopic", "broker__maxTopics"},
-		{"console__enabled", ""},
+		{"console__enable", "console__enabled"},
 		{"desired_config_files", "desired_config_file"},
 		{"metrics__reporter", "metrics__reporterType"},
 		{"outbound:webhook:httpOnly", "outbound__webhook__httpsOnly"},

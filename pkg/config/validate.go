@@ -31,6 +31,16 @@ const (
 	maxQueueTimeScale = 1
 )
 
+// The bounds of the inspection API's keys (docs/console.md#configuration):
+// what the given-up lists keep is memory per subscription, and every event
+// stream holds a connection and up to 4 MiB waiting for its reader.
+const (
+	maxFailures         = 10000
+	maxFailureBytes     = 1 << 30
+	maxEventStreams     = 10000
+	maxHeartbeatSeconds = 300
+)
+
 // intRange is the accepted range of one integer key.
 type intRange struct {
 	env      string // canonical environment name
@@ -91,6 +101,10 @@ func (c Config) intRanges() []intRange {
 		seconds("BROKER__DEADLETTERMAXWAITINSECONDS", c.DeadLetterMaxWaitSeconds, 1),
 		atLeast("BROKER__MAXCONCURRENTDELIVERIESPERSUBSCRIPTION", c.MaxDeliveriesPerSubscription, 1),
 		atLeast("BROKER__MAXWAITINGRECEIVES", c.MaxWaitingReceives, 1),
+		r("BROKER__MAXFAILURESPERSUBSCRIPTION", c.MaxFailuresPerSubscription, 0, maxFailures),
+		{"BROKER__MAXFAILUREBYTESPERSUBSCRIPTION", c.MaxFailureBytesPerSubscription, 0, maxFailureBytes},
+		r("API__MAXEVENTSTREAMS", c.MaxEventStreams, 0, maxEventStreams),
+		r("API__EVENTSTREAMHEARTBEATINTERVALINSECONDS", c.EventStreamHeartbeatSeconds, 1, maxHeartbeatSeconds),
 		atLeast("API__FILTERLIMITS__MAXADVANCEDFILTERS", c.MaxAdvancedFilters, 1),
 		atLeast("API__FILTERLIMITS__MAXVALUESPERFILTER", c.MaxFilterValues, 1),
 		atLeast("API__FILTERLIMITS__MAXSTRINGLENGTH", c.MaxFilterStringLength, 1),

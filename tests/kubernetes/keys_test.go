@@ -19,7 +19,7 @@ import (
 const configDir = "../../pkg/config"
 
 // offeredPrefixes are the setting families the chart must make reachable.
-var offeredPrefixes = []string{"broker__", "api__", "inbound__", "outbound__", "log__", "metrics__"}
+var offeredPrefixes = []string{"broker__", "api__", "inbound__", "outbound__", "log__", "metrics__", "console__"}
 
 // brokerKey is one key of pkg/config's key table, with the Go type and
 // default of the Config field that reads it.
@@ -162,8 +162,8 @@ metrics: {reporterType: prometheus}
 }
 
 // TestConfigKeysInStep keeps the chart in step with pkg/config: every
-// broker__, api__, inbound__, outbound__, log__ and metrics__ key is either
-// set by the chart from a structured value or offered, with a matching
+// broker__, api__, inbound__, outbound__, log__, metrics__ and console__ key
+// is either set by the chart from a structured value or offered, with a matching
 // type, under config in the schema; and the schema offers nothing else.
 func TestConfigKeysInStep(t *testing.T) {
 	keys := brokerKeys(t)

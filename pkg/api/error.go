@@ -40,6 +40,7 @@ var statusByCode = map[string]int{
 	eventgrid.EQueueFull:           http.StatusServiceUnavailable,
 	eventgrid.EEventsHeld:          http.StatusConflict,
 	eventgrid.EUnavailable:         http.StatusServiceUnavailable,
+	eventgrid.ETooManyStreams:      http.StatusServiceUnavailable,
 	eventgrid.EInternal:            http.StatusInternalServerError,
 }
 

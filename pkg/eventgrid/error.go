@@ -37,7 +37,10 @@ const (
 	// subscription holds, such as switching it between push and queue.
 	EEventsHeld  = "SubscriptionHoldsEvents"
 	EUnavailable = "ServiceUnavailable"
-	EInternal    = "InternalServerError"
+	// ETooManyStreams refuses an event stream (a live tail, the delivery
+	// outcomes) beyond the broker's limit of open ones.
+	ETooManyStreams = "TooManyStreams"
+	EInternal       = "InternalServerError"
 )
 
 // Error is an error a client can act on. Code is one of the E* constants;

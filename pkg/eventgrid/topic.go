@@ -28,3 +28,12 @@ type TopicService interface {
 	// EConflict if the topic or one of its subscriptions is declared.
 	DeleteTopic(ctx context.Context, name string) error
 }
+
+// TopicObserver is told when topics are created and deleted. The registry
+// tells its observer when the observer implements it too, after the
+// subscriptions of a deleted topic, under the registry's lock: the observer
+// must not call back into the registry.
+type TopicObserver interface {
+	TopicCreated(t Topic)
+	TopicDeleted(t Topic)
+}

@@ -50,7 +50,8 @@ var (
 )
 
 // New returns an empty registry. observer, if not nil, is told about every
-// subscription change.
+// subscription change, and about every topic created and deleted when it
+// is an eventgrid.TopicObserver too.
 func New(opts Options, observer eventgrid.SubscriptionObserver) *Registry {
 	return &Registry{opts: opts, observer: observer, topics: map[string]*topicEntry{}}
 }
@@ -82,6 +83,9 @@ func (r *Registry) PutTopic(_ context.Context, t eventgrid.Topic) (eventgrid.Top
 	}
 	e := &topicEntry{topic: t, subs: map[string]*subEntry{}}
 	r.topics[key(t.Name)] = e
+	if o, ok := r.observer.(eventgrid.TopicObserver); ok {
+		o.TopicCreated(t)
+	}
 	return t, true, nil
 }
 
@@ -127,6 +131,9 @@ func (r *Registry) deleteTopicLocked(e *topicEntry) {
 	delete(r.topics, key(e.topic.Name))
 	for _, s := range sortedSubs(e) {
 		r.notifyDeleted(s.sub)
+	}
+	if o, ok := r.observer.(eventgrid.TopicObserver); ok {
+		o.TopicDeleted(e.topic)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 )
 
 // taken is a batch with the queue items it came from, and what taking and
@@ -18,6 +19,16 @@ type taken struct {
 	notes   []note
 	drops   []dropCount
 	letters []eventgrid.DeadLetter
+	// What the inspection API is told (inspect.go): the record, the
+	// outcomes for those watching, the events given up on, and the
+	// request's end, duration, status and error.
+	rec     *inspect.Sub
+	outs    []outNote
+	gaveUp  []inspect.GivenUp
+	ended   time.Time
+	took    time.Duration
+	status  int
+	errText string
 	// released is set, under the queue's lock, when the subscription is
 	// deleted while the batch is in flight: its events have left the
 	// budget already.
@@ -89,6 +100,8 @@ func (q *queue) serve(w *worker) {
 	if err == nil || res.StatusCode != 0 {
 		q.noteAnswer(e.nanos(end) - w.start.Load())
 	}
+	q.recordAttempt(b, err, res, took, end)
+	b.ended, b.took = end, took
 
 	q.mu.Lock()
 	q.inflight--
@@ -199,6 +212,7 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 		q.proven = true
 		q.failures, q.probation = 0, 0
 		q.limit = min(q.limit*2, e.opts.MaxPerSubscription)
+		q.noteOutcomesLocked(b, inspect.OutcomeDelivered, b.items)
 		if e.opts.LogDeliverySuccess {
 			b.notes = append(b.notes, note{kind: noteDelivered, events: len(b.items), attempt: b.DeliveryCount})
 		}
@@ -212,6 +226,7 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 				q.releaseItem(&b.items[i])
 			}
 		}
+		q.noteOutcomesLocked(b, inspect.OutcomeDelivered, b.items[:n])
 		rest := copy(b.items, b.items[n:])
 		clear(b.items[rest:])
 		b.items = b.items[:rest]
@@ -219,6 +234,8 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 	q.failures++
 	q.limit = max(1, q.limit/2)
 	q.lastFailure, q.lastError = now, err.Error()
+	q.noteErrorLocked(res, q.lastError)
+	b.status, b.errText = res.StatusCode, q.lastError
 	if e.opts.LogDeliveryFailure {
 		if ok, suppressed := q.allowLogLocked(logFailure, now); ok {
 			b.notes = append(b.notes, note{kind: noteFailed, events: len(b.items), attempt: b.DeliveryCount + 1, err: err, suppressed: suppressed})
@@ -241,6 +258,7 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 			continue
 		}
 		it.due = e.nanos(d.Due)
+		q.noteRetryLocked(b, &it, d.Due)
 		if d.List == listTimed {
 			q.timed.push(it)
 		} else {
@@ -257,6 +275,7 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 func (q *queue) dropLocked(it item, reason DropReason, now time.Time, b *taken) {
 	e := q.e
 	kept := q.sub.DeadLetter != nil && e.opts.DeadLetterer != nil
+	q.noteGivenUpLocked(b, &it, reason, kept, now)
 	kind, lk := noteDropped, logExpiry
 	if kept {
 		kind, lk = noteDeadLettered, logDeadLetter

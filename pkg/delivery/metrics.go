@@ -70,9 +70,18 @@ type QueueStats struct {
 	// ProbationUntil is when the subscription's probation ends; zero
 	// when it is not on probation.
 	ProbationUntil time.Time
-	// LastFailure and LastError describe the most recent failed attempt.
+	// LastFailure and LastError describe the most recent failed attempt;
+	// Failures counts the failed attempts since the last success.
 	LastFailure time.Time
 	LastError   string
+	Failures    int
+	// NextAttempt is when the earliest event waiting to be retried is due;
+	// zero when none waits.
+	NextAttempt time.Time
+	// Oldest is when the broker accepted the oldest event the queue holds,
+	// zero when it holds none. Only QueueStats fills it in: it looks at
+	// every event.
+	Oldest time.Time
 }
 
 // Stats is a snapshot of the engine's queues. QueuedEvents and QueuedBytes
@@ -106,7 +115,11 @@ func (e *Engine) QueueStats(sub *eventgrid.EventSubscription) (QueueStats, bool)
 	if !ok {
 		return QueueStats{}, false
 	}
-	return q.stats(), true
+	st := q.stats()
+	q.mu.Lock()
+	st.Oldest = q.oldestLocked()
+	q.mu.Unlock()
+	return st, true
 }
 
 // HeldEvents implements eventgrid.EventHolder: the events of sub the engine

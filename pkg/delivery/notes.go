@@ -73,4 +73,5 @@ func (b *taken) flush(e *Engine) {
 	}
 	clear(b.letters)
 	b.letters = b.letters[:0]
+	b.report()
 }

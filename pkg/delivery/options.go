@@ -8,6 +8,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 )
 
 // Options configure the Engine. Zero values are replaced by the defaults of
@@ -80,6 +81,9 @@ type Options struct {
 	// Jitter returns a number in [-1, 1] that randomises CloudExponential
 	// delays; nil means uniformly random.
 	Jitter func() float64
+	// Board, if not nil, gets each subscription's attempts, outcomes and
+	// events given up on, for the inspection API (docs/console.md).
+	Board *inspect.Board
 }
 
 // DefaultOptions returns the documented defaults.

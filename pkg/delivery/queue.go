@@ -8,6 +8,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
@@ -73,6 +74,10 @@ type queue struct {
 
 	lastFailure time.Time
 	lastError   string
+	// rec is the subscription's record on the board (nil without one);
+	// errs the texts of recent failed attempts, by class (inspect.go).
+	rec  *inspect.Sub
+	errs map[errKey]string
 
 	// logs rate-limit the failure and expiry lines, by logKind; logTimer
 	// flushes their suppressed counts when a window ends.
@@ -81,7 +86,7 @@ type queue struct {
 }
 
 func newQueue(e *Engine, sub *eventgrid.EventSubscription) *queue {
-	q := &queue{e: e, uid: sub.UID, limit: 1}
+	q := &queue{e: e, uid: sub.UID, limit: 1, rec: e.opts.Board.Sub(sub)}
 	q.setSubLocked(sub)
 	return q
 }
@@ -248,6 +253,8 @@ func (q *queue) stats() QueueStats {
 		ConcurrencyLimit: q.limit,
 		LastFailure:      q.lastFailure,
 		LastError:        q.lastError,
+		Failures:         q.failures,
+		NextAttempt:      q.nextDueLocked(),
 	}
 	if now := q.e.nanos(q.e.clock.Now()); q.onProbationLocked(now) {
 		st.ProbationUntil = q.e.epoch.Add(time.Duration(q.probation))

@@ -1,0 +1,190 @@
+package delivery_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+)
+
+// outcomes reads the outcomes waiting in st, as "outcome id attempt".
+func outcomes(t *testing.T, st *inspect.Stream) []string {
+	t.Helper()
+	items, _, _ := st.Take(nil)
+	var out []string
+	for _, it := range items {
+		var o struct {
+			Outcome, EventID, NextAttemptTime, Error, Reason string
+			Attempt, StatusCode                              int
+			LatencyMs                                        *float64
+		}
+		if err := json.Unmarshal(it.Data, &o); err != nil {
+			t.Fatalf("%s: %v", it.Data, err)
+		}
+		s := fmt.Sprintf("%s %s %d", o.Outcome, o.EventID, o.Attempt)
+		if o.StatusCode != 0 {
+			s += fmt.Sprintf(" %d", o.StatusCode)
+		}
+		if o.NextAttemptTime != "" {
+			s += " next"
+		}
+		if o.Reason != "" {
+			s += " " + o.Reason
+		}
+		if o.LatencyMs != nil {
+			s += " timed"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestEngine_Inspection follows two events of a failing subscription
+// through what the inspection API shows: a peek that changes nothing, the
+// outcome of every attempt, retry now, the events given up on and the
+// totals.
+func TestEngine_Inspection(t *testing.T) {
+	var fail bool
+	board := inspect.New(inspect.Options{MaxFailures: 10, MaxFailureBytes: 1 << 20})
+	e, clock, s, _ := clockedEngine(t, func(o *delivery.Options) { o.Board = board }, func(int) error {
+		if fail {
+			return statusErr{code: 503}
+		}
+		return nil
+	})
+	fail = true
+	sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
+		s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 2}
+	})
+	rec := board.Subscription(sub.UID)
+	watch := rec.Watch()
+	defer watch.Close()
+
+	start := clock.Now()
+	e1, e2 := newEvent("e1", 100), newEvent("e2", 100)
+	e1.Accepted, e2.Accepted = start, start.Add(time.Millisecond)
+	// Two requests, the later-accepted one first: a peek orders by
+	// acceptance, not by place in the queue.
+	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, e2)
+	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, e1)
+	waitStats(t, e, sub, func(st delivery.QueueStats) bool { return st.Backoff[0] == 2 && st.InFlight == 0 })
+
+	for range 2 { // a peek takes nothing
+		p, ok := e.Peek(sub, 10)
+		if !ok || p.Total != 2 || len(p.Events) != 2 {
+			t.Fatalf("peek = %+v, %v; want the 2 events", p, ok)
+		}
+		for i, w := range p.Events {
+			if id := idOf(w.Body); id != fmt.Sprint("e", i+1) || w.Queue != inspect.QueueBackoff1 || w.Attempts != 1 ||
+				w.LastError != "status" || !w.Next.Equal(start.Add(time.Minute)) || !w.Enqueued.Equal(start.Add(time.Duration(i)*time.Millisecond)) {
+				t.Errorf("peeked %d: %s %+v", i, id, w)
+			}
+		}
+	}
+	if p, _ := e.Peek(sub, 1); p.Total != 2 || len(p.Events) != 1 || idOf(p.Events[0].Body) != "e1" {
+		t.Errorf("peek of the top 1 = %+v; want the oldest, e1", p)
+	}
+	st, _ := e.QueueStats(sub)
+	if st.Failures != 2 || !st.NextAttempt.Equal(start.Add(time.Minute)) || !st.Oldest.Equal(start) {
+		t.Errorf("stats %+v; want 2 failures, next attempt in a minute, oldest at the start", st)
+	}
+	if got := strings.Join(outcomes(t, watch), ","); got != "failed e2 1 503 next timed,failed e1 1 503 next timed" {
+		t.Errorf("outcomes after the first attempts: %s", got)
+	}
+
+	// Retry now: both are tried again at once, fail their last attempt and
+	// are given up on.
+	if n, ok := e.RetryNow(sub); n != 2 || !ok {
+		t.Fatalf("RetryNow = %d, %v; want 2 moved", n, ok)
+	}
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := len(s.attempts()); n != 4 || e.HeldEvents(sub) != 0 {
+			return fmt.Errorf("%d attempts, %d held", n, e.HeldEvents(sub))
+		}
+		return nil
+	})
+	if got := s.attempts(); !got[3].Equal(start) {
+		t.Errorf("the retried attempts were at %v, not at once", got)
+	}
+	fs, total := rec.Failures(10)
+	if total != 2 || len(fs) != 2 {
+		t.Fatalf("given up: %+v (total %d)", fs, total)
+	}
+	for _, f := range fs {
+		if f.Reason != delivery.ReasonMaxDeliveryAttempts || f.DeadLettered || f.Attempts != 2 || f.LastStatus != 503 ||
+			f.LastError != "status" || (f.EventID != "e1" && f.EventID != "e2") || f.EventBytes != 100 {
+			t.Errorf("given up: %+v", f)
+		}
+	}
+	got := outcomes(t, watch)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "dropped ") || !strings.HasSuffix(got[0], " 2 503 MaxDeliveryAttemptsExceeded") {
+		t.Errorf("outcomes of the last attempts: %q", got)
+	}
+
+	fail = false
+	e3 := newEvent("e3", 100)
+	e3.Accepted = clock.Now()
+	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, e3)
+	waitStats(t, e, sub, func(delivery.QueueStats) bool { return e.HeldEvents(sub) == 0 })
+	want := inspect.Totals{Delivered: 1, FailedAttempts: 4, Dropped: 2, LastSuccess: clock.Now(), LastFailureStatus: 503}
+	if tot := rec.Totals(); tot != want {
+		t.Errorf("totals %+v, want %+v", tot, want)
+	}
+	if got := outcomes(t, watch); len(got) != 1 || got[0] != "delivered e3 1 timed" {
+		t.Errorf("outcome of the delivery: %q", got)
+	}
+	if p, _ := e.Peek(sub, 10); p.Total != 0 || len(p.Events) != 0 {
+		t.Errorf("peek of an empty queue: %+v", p)
+	}
+	if _, ok := e.Peek(&eventgrid.EventSubscription{UID: 1 << 60}, 10); ok {
+		t.Error("a peek of a subscription the engine does not have")
+	}
+}
+
+// TestEngine_RetryNowEndsProbation: a CloudExponential subscription on
+// probation, whose new events wait for its end, delivers them at once after
+// retry now.
+func TestEngine_RetryNowEndsProbation(t *testing.T) {
+	var fail = true
+	e, _, s, _ := clockedEngine(t, func(o *delivery.Options) { o.ProbationAfterFailures = 1 }, func(int) error {
+		if fail {
+			return statusErr{code: 503}
+		}
+		return nil
+	})
+	sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
+		s.RetryPolicy = &eventgrid.RetryPolicy{Schedule: eventgrid.CloudExponential}
+	})
+	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("first", 100))
+	waitStats(t, e, sub, func(st delivery.QueueStats) bool { return !st.ProbationUntil.IsZero() && st.InFlight == 0 })
+	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("second", 100))
+	if p, _ := e.Peek(sub, 10); len(p.Events) != 2 || p.Events[1].Queue != inspect.QueueScheduled || p.Events[1].Attempts != 0 || p.Events[1].LastError != "" {
+		t.Fatalf("peek on probation: %+v", p)
+	}
+	fail = false
+	if n, _ := e.RetryNow(sub); n != 2 {
+		t.Fatalf("RetryNow moved %d, want 2", n)
+	}
+	waitStats(t, e, sub, func(st delivery.QueueStats) bool { return e.HeldEvents(sub) == 0 && st.ProbationUntil.IsZero() })
+	if n := len(s.attempts()); n != 3 {
+		t.Errorf("%d attempts, want 3", n)
+	}
+
+}
+
+// waitStats waits until sub's queue stats satisfy ok.
+func waitStats(t *testing.T, e *delivery.Engine, sub *eventgrid.EventSubscription, ok func(delivery.QueueStats) bool) {
+	t.Helper()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if st, _ := e.QueueStats(sub); !ok(st) {
+			return fmt.Errorf("stats %+v", st)
+		}
+		return nil
+	})
+}

@@ -105,7 +105,7 @@ func (b *taken) report() {
 		return
 	}
 	for _, o := range b.outs {
-		out := inspect.Outcome{Outcome: o.outcome, EventID: eventID(o.body), Time: b.ended, Attempt: int(o.attempt),
+		out := inspect.Outcome{Outcome: o.outcome, EventID: inspect.EventID(o.body), Time: b.ended, Attempt: int(o.attempt),
 			Latency: b.took, Next: o.next}
 		if o.outcome == inspect.OutcomeFailed {
 			out.StatusCode, out.Error = b.status, b.errText
@@ -182,19 +182,22 @@ func (e *Engine) queueOf(sub *eventgrid.EventSubscription) *queue {
 	return e.queues[sub.UID]
 }
 
-// eachLocked calls fn on every event the queue holds, with where it waits.
+// eachLocked calls fn on every event the queue holds, with where it waits:
+// in flight, in back-off, scheduled, then ready, so that a peek lists the
+// events of one request (accepted at the same time) roughly in the order
+// they were in it.
 func (q *queue) eachLocked(fn func(it *item, where string)) {
 	for _, b := range q.flying {
 		for i := range b.items {
 			fn(&b.items[i], inspect.QueueInFlight)
 		}
 	}
-	q.ready.each(func(it *item) { fn(it, inspect.QueueReady) })
 	q.backoff[0].each(func(it *item) { fn(it, inspect.QueueBackoff1) })
 	q.backoff[1].each(func(it *item) { fn(it, inspect.QueueBackoff2) })
 	for i := range q.timed.items {
 		fn(&q.timed.items[i], inspect.QueueScheduled)
 	}
+	q.ready.each(func(it *item) { fn(it, inspect.QueueReady) })
 }
 
 // oldestLocked returns when the broker accepted the oldest event the queue

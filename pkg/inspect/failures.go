@@ -53,7 +53,7 @@ type failures struct {
 }
 
 func (f *failures) add(g GivenUp) {
-	e := Failure{GivenUp: g, EventID: eventID(g.Body), EventBytes: len(g.Body)}
+	e := Failure{GivenUp: g, EventID: EventID(g.Body), EventBytes: len(g.Body)}
 	e.Body = nil
 	if int64(len(g.Body)) <= f.maxBytes {
 		e.Body = bytes.Clone(g.Body)
@@ -85,8 +85,8 @@ func (f *failures) newest(top int) ([]Failure, int64) {
 	return out, f.total
 }
 
-// eventID returns the id of an event's JSON, "" when it has none.
-func eventID(body []byte) string {
+// EventID returns the id of an event's JSON, "" when it has none.
+func EventID(body []byte) string {
 	v, ok := rawjson.Member(body, "id")
 	if !ok {
 		return ""

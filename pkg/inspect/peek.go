@@ -44,12 +44,14 @@ type Peek struct {
 }
 
 // Oldest picks the top oldest of the events offered to it, by the time they
-// were accepted, keeping at most top at any time: a delivery mode scans
-// its queue under its lock with it, asking Wants before it makes a
-// Waiting, and reads the result with Sorted once the lock is released.
+// were accepted, then by the order they were offered in, keeping at most
+// top at any time: a delivery mode scans its queue under its lock with it,
+// asking Wants before it makes a Waiting, and reads the result with Sorted
+// once the lock is released.
 type Oldest struct {
 	top  int
-	keep oldestHeap // a max-heap by Enqueued: the newest kept is first
+	seq  int
+	keep oldestHeap // a max-heap: the newest kept is first
 }
 
 // NewOldest returns a picker of the top oldest events.
@@ -57,7 +59,7 @@ func NewOldest(top int) *Oldest { return &Oldest{top: max(top, 0)} }
 
 // Wants reports whether an event accepted at t would be kept.
 func (o *Oldest) Wants(t time.Time) bool {
-	return len(o.keep) < o.top || (o.top > 0 && t.Before(o.keep[0].Enqueued))
+	return len(o.keep) < o.top || (o.top > 0 && t.Before(o.keep[0].w.Enqueued))
 }
 
 // Add offers w; it is kept if it is among the top oldest so far.
@@ -68,26 +70,45 @@ func (o *Oldest) Add(w Waiting) {
 	if len(o.keep) == o.top {
 		heap.Pop(&o.keep)
 	}
-	heap.Push(&o.keep, w)
+	o.seq++
+	heap.Push(&o.keep, offered{w, o.seq})
 }
 
 // Sorted returns the events kept, oldest first.
 func (o *Oldest) Sorted() []Waiting {
-	out := []Waiting(o.keep)
-	slices.SortStableFunc(out, func(a, b Waiting) int { return a.Enqueued.Compare(b.Enqueued) })
+	slices.SortFunc(o.keep, func(a, b offered) int {
+		if c := a.w.Enqueued.Compare(b.w.Enqueued); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
+	out := make([]Waiting, len(o.keep))
+	for i, k := range o.keep {
+		out[i] = k.w
+	}
 	return out
 }
 
-type oldestHeap []Waiting
+type offered struct {
+	w   Waiting
+	seq int
+}
 
-func (h oldestHeap) Len() int           { return len(h) }
-func (h oldestHeap) Less(i, j int) bool { return h[j].Enqueued.Before(h[i].Enqueued) }
-func (h oldestHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *oldestHeap) Push(x any)        { *h = append(*h, x.(Waiting)) }
+type oldestHeap []offered
+
+func (h oldestHeap) Len() int { return len(h) }
+func (h oldestHeap) Less(i, j int) bool {
+	if c := h[i].w.Enqueued.Compare(h[j].w.Enqueued); c != 0 {
+		return c > 0
+	}
+	return h[i].seq > h[j].seq
+}
+func (h oldestHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *oldestHeap) Push(x any)   { *h = append(*h, x.(offered)) }
 func (h *oldestHeap) Pop() any {
 	old := *h
 	w := old[len(old)-1]
-	old[len(old)-1] = Waiting{}
+	old[len(old)-1] = offered{}
 	*h = old[:len(old)-1]
 	return w
 }

@@ -72,7 +72,7 @@ func (s *Sub) GaveUp(g GivenUp) {
 	s.hist.gaveUp(g.Time)
 	s.fails.add(g)
 	if s.Watching() {
-		o := Outcome{Outcome: OutcomeDropped, EventID: eventID(g.Body), Time: g.Time, Attempt: g.Attempts,
+		o := Outcome{Outcome: OutcomeDropped, EventID: EventID(g.Body), Time: g.Time, Attempt: g.Attempts,
 			StatusCode: g.LastStatus, Latency: -1, Error: g.LastError, Reason: g.Reason}
 		if g.DeadLettered {
 			o.Outcome = OutcomeDeadLettered

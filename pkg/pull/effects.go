@@ -1,6 +1,9 @@
 package pull
 
-import "github.com/edgegrid/edgegrid/pkg/eventgrid"
+import (
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
+)
 
 // effects are what a change under the queue's lock leaves to do after it.
 type effects struct {
@@ -10,6 +13,12 @@ type effects struct {
 	// requeued is how many of the expired locks' events are available
 	// again; the others were past their delivery count or time to live.
 	requeued int
+	// For the inspection API (inspect.go): events acknowledged, and
+	// released or whose lock expired; outcomes for those watching; events
+	// given up on.
+	acked, failed int
+	outs          []outNote
+	gaveUp        []inspect.GivenUp
 }
 
 func (fx *effects) drop(reason string) {
@@ -21,6 +30,7 @@ func (fx *effects) drop(reason string) {
 
 // apply does fx's work. sub is the subscription as it was under the lock.
 func (q *queue) apply(sub *eventgrid.EventSubscription, fx *effects) {
+	q.report(fx)
 	m := q.s.opts.Metrics
 	if fx.expired > 0 {
 		m.LockExpired(sub, fx.expired)

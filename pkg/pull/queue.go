@@ -8,6 +8,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 )
 
 type state uint8
@@ -87,6 +88,8 @@ type queue struct {
 	closed  bool
 	// closeReason is why the queue was closed.
 	closeReason string
+	// rec is the subscription's record on the board, nil without one.
+	rec *inspect.Sub
 }
 
 func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
@@ -94,6 +97,7 @@ func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
 		s:      s,
 		sub:    sub,
 		tokens: map[string]*entry{},
+		rec:    s.opts.Board.Sub(sub),
 	}
 	q.locks = timeHeap{at: func(e *entry) time.Time { return e.lockUntil }, index: func(e *entry) *int { return &e.lockIdx }}
 	q.delays = timeHeap{at: func(e *entry) time.Time { return e.readyAt }, index: func(e *entry) *int { return &e.delayIdx }}
@@ -121,7 +125,11 @@ func (q *queue) release(e *entry) {
 // dropped otherwise.
 func (q *queue) finishLocked(e *entry, reason string, fx *effects) {
 	e.state = gone
-	if q.sub.DeadLetter != nil && q.s.opts.DeadLetterer != nil && reason != ReasonSubscriptionDeleted && reason != ReasonShutdown {
+	kept := q.sub.DeadLetter != nil && q.s.opts.DeadLetterer != nil
+	if reason != ReasonSubscriptionDeleted && reason != ReasonShutdown {
+		q.noteGivenUpLocked(fx, e, reason, kept, q.s.opts.Clock.Now())
+	}
+	if kept && reason != ReasonSubscriptionDeleted && reason != ReasonShutdown {
 		var once sync.Once
 		fx.letters = append(fx.letters, eventgrid.DeadLetter{
 			Subscription: q.sub,

@@ -1,6 +1,10 @@
 package pull
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/inspect"
+)
 
 // settle acknowledges, releases, rejects or renews the locks of tokens,
 // token by token.
@@ -57,9 +61,18 @@ func (q *queue) settleLocked(t, kind string, delay time.Duration, now time.Time,
 		delete(q.tokens, t)
 		e.state = gone
 		q.release(e)
+		fx.acked++
+		q.noteLocked(fx, inspect.OutcomeDelivered, e, "", time.Time{})
 	case SettleRelease:
 		e.outcome = released
+		fx.failed++
 		q.unlockLocked(e, now, delay, fx)
+		switch e.state {
+		case delayed:
+			q.noteLocked(fx, inspect.OutcomeFailed, e, errReleased, e.readyAt)
+		case available:
+			q.noteLocked(fx, inspect.OutcomeFailed, e, errReleased, time.Time{})
+		}
 	case SettleReject:
 		e.outcome = rejected
 		q.locks.remove(e)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 )
 
 // Why an event left a queue other than by acknowledgement.
@@ -91,6 +92,10 @@ type Options struct {
 	DeadLetterer eventgrid.DeadLetterer
 	Metrics      Metrics
 	Clock        clock.Clock
+	// Board, if not nil, gets each queue subscription's settlements,
+	// outcomes and events given up on, for the inspection API
+	// (docs/console.md).
+	Board *inspect.Board
 	// DeliveryLogs are the log switches: LogDeliverySuccess logs
 	// acknowledgements; LogDeliveryFailure logs rejections, lock expiries,
 	// dead letters and drops; LogEventExpiry logs events past their time

@@ -1,16 +1,22 @@
 package pull
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/inspect"
+)
 
 // expireLocked processes what is due at now: expired locks, delayed
 // releases whose delay has passed, and events past their time to live.
 func (q *queue) expireLocked(now time.Time, fx *effects) {
 	for e := q.locks.first(); e != nil && !now.Before(e.lockUntil); e = q.locks.first() {
 		fx.expired++
+		fx.failed++
 		e.outcome = lockExpired
 		q.unlockLocked(e, now, 0, fx)
 		if e.state == available {
 			fx.requeued++
+			q.noteLocked(fx, inspect.OutcomeFailed, e, errLockExpired, time.Time{})
 		}
 	}
 	for e := q.delays.first(); e != nil && !now.Before(e.readyAt); e = q.delays.first() {

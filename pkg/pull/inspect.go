@@ -1,0 +1,194 @@
+package pull
+
+import (
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
+)
+
+// What the store tells and shows the inspection API (docs/console.md):
+// each queue reports to its subscription's record on the board
+// (Options.Board) as its events are settled, expire or are given up on, and
+// answers a peek and a retry now. Reports made under a queue's lock are
+// collected in the effects and handed over by apply, with no lock held.
+
+// Why an event's last receive did not end in an acknowledgement, as the
+// inspection API says it.
+const (
+	errReleased    = "released by the receiver"
+	errLockExpired = "the lock expired before the event was settled"
+	errRejected    = "rejected by the receiver"
+)
+
+// lastError says why e's last receive failed, "" when there was none.
+func (e *entry) lastError() string {
+	switch e.outcome {
+	case released:
+		return errReleased
+	case lockExpired:
+		return errLockExpired
+	case rejected:
+		return errRejected
+	}
+	return ""
+}
+
+// outNote is the outcome of one event's receive, for those watching.
+type outNote struct {
+	outcome string
+	body    []byte
+	attempt int
+	err     string
+	next    time.Time
+}
+
+// noteLocked notes, for those watching, how e's receive ended.
+func (q *queue) noteLocked(fx *effects, outcome string, e *entry, err string, next time.Time) {
+	if q.rec.Watching() {
+		fx.outs = append(fx.outs, outNote{outcome: outcome, body: e.body, attempt: e.count, err: err, next: next})
+	}
+}
+
+// noteGivenUpLocked notes that the queue gave up on e, for the given-up
+// list.
+func (q *queue) noteGivenUpLocked(fx *effects, e *entry, reason string, kept bool, now time.Time) {
+	if q.rec == nil {
+		return
+	}
+	fx.gaveUp = append(fx.gaveUp, inspect.GivenUp{Time: now, DeadLettered: kept, Reason: reason, Attempts: e.count,
+		LastError: e.lastError(), Body: e.body})
+}
+
+// report hands fx's settlements, outcomes and given-up events to the
+// subscription's record.
+func (q *queue) report(fx *effects) {
+	if q.rec == nil {
+		return
+	}
+	if fx.acked > 0 || fx.failed > 0 {
+		q.rec.Attempted(fx.acked, fx.failed, -1, 0, q.s.opts.Clock.Now())
+	}
+	for _, o := range fx.outs {
+		q.rec.Report(inspect.Outcome{Outcome: o.outcome, EventID: inspect.EventID(o.body), Time: q.s.opts.Clock.Now(),
+			Attempt: o.attempt, Latency: -1, Error: o.err, Next: o.next})
+	}
+	for _, g := range fx.gaveUp {
+		q.rec.GaveUp(g)
+	}
+}
+
+// Peek returns a bounded copy of the top oldest events sub's queue holds
+// (by when the broker accepted them), available, locked or delayed, and how
+// many it holds; ok is false when the store has no queue for sub. Nothing
+// is received, locked or reordered. The bodies are shared with the queue
+// and must not be modified.
+func (s *Store) Peek(sub *eventgrid.EventSubscription, top int) (p inspect.Peek, ok bool) {
+	q := s.lookup(sub)
+	if q == nil {
+		return p, false
+	}
+	pick := inspect.NewOldest(top)
+	q.mu.Lock()
+	q.eachLocked(func(e *entry) {
+		p.Total++
+		if pick.Wants(e.published) {
+			pick.Add(waiting(e))
+		}
+	})
+	q.mu.Unlock()
+	p.Events = pick.Sorted()
+	return p, true
+}
+
+func waiting(e *entry) inspect.Waiting {
+	w := inspect.Waiting{Body: e.body, Attempts: e.count, Enqueued: e.published, LastError: e.lastError()}
+	switch e.state {
+	case available:
+		w.Queue = inspect.QueueAvailable
+	case locked:
+		w.Queue, w.Next = inspect.QueueLocked, e.lockUntil
+	case delayed:
+		w.Queue, w.Next = inspect.QueueDelayed, e.readyAt
+	}
+	return w
+}
+
+// RetryNow makes sub's delayed events available at once. It returns how
+// many it moved; ok is false when the store has no queue for sub.
+func (s *Store) RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool) {
+	q := s.lookup(sub)
+	if q == nil {
+		return 0, false
+	}
+	var fx effects
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return 0, true
+	}
+	now := q.s.opts.Clock.Now()
+	q.expireLocked(now, &fx) // what is past its time to live goes first
+	for e := q.delays.first(); e != nil; e = q.delays.first() {
+		q.delays.remove(e)
+		q.ttl.remove(e)
+		q.pushBackLocked(e)
+		moved++
+	}
+	q.armLocked(now)
+	q.wakeLocked()
+	sub = q.sub
+	q.mu.Unlock()
+	q.apply(sub, &fx)
+	return moved, true
+}
+
+// Status is what a queue subscription's deliveryStatus shows of its queue.
+type Status struct {
+	Counts
+	// Oldest is when the broker accepted the oldest event the queue holds,
+	// zero when it holds none; NextDelayed when the earliest delayed event
+	// becomes available, zero when none is delayed.
+	Oldest, NextDelayed time.Time
+}
+
+// Status returns sub's status, and false if sub has no queue.
+func (s *Store) Status(sub *eventgrid.EventSubscription) (Status, bool) {
+	q := s.lookup(sub)
+	if q == nil {
+		return Status{}, false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	st := Status{Counts: q.countsLocked()}
+	q.eachLocked(func(e *entry) {
+		if st.Oldest.IsZero() || e.published.Before(st.Oldest) {
+			st.Oldest = e.published
+		}
+	})
+	if e := q.delays.first(); e != nil {
+		st.NextDelayed = e.readyAt
+	}
+	return st, true
+}
+
+func (s *Store) lookup(sub *eventgrid.EventSubscription) *queue {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.queues[sub.UID]
+}
+
+// eachLocked calls fn on every event the queue holds: locked, delayed,
+// then available ones, so that a peek lists the events of one request
+// (accepted at the same time) roughly in the order they were in it.
+func (q *queue) eachLocked(fn func(*entry)) {
+	for _, e := range q.locks.items {
+		fn(e)
+	}
+	for _, e := range q.delays.items {
+		fn(e)
+	}
+	for e := q.head; e != nil; e = e.next {
+		fn(e)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 )
 
@@ -28,6 +29,9 @@ type Options struct {
 	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
 	// Metrics, if not nil, counts the deliveries refused at publish.
 	Metrics Metrics
+	// Board, if not nil, is the inspection board, whose totals
+	// DeliveryStatus shows.
+	Board *inspect.Board
 }
 
 // Metrics receives what the dispatcher measures. Implementations must not
@@ -50,6 +54,8 @@ type mode interface {
 	eventgrid.EventHolder
 	Share(sub *eventgrid.EventSubscription) (*budget.Share, error)
 	Enqueue(c budget.Claim, bodies [][]byte, h *budget.Hold)
+	Peek(sub *eventgrid.EventSubscription, top int) (inspect.Peek, bool)
+	RetryNow(sub *eventgrid.EventSubscription) (int, bool)
 }
 
 var (
@@ -115,6 +121,10 @@ func (absent) SubscriptionPut(*eventgrid.EventSubscription)              {}
 func (absent) SubscriptionDeleted(*eventgrid.EventSubscription)          {}
 func (absent) HeldEvents(*eventgrid.EventSubscription) int               { return 0 }
 func (absent) Share(*eventgrid.EventSubscription) (*budget.Share, error) { return nil, nil }
+func (absent) Peek(*eventgrid.EventSubscription, int) (inspect.Peek, bool) {
+	return inspect.Peek{}, false
+}
+func (absent) RetryNow(*eventgrid.EventSubscription) (int, bool) { return 0, false }
 func (absent) Enqueue(c budget.Claim, bodies [][]byte, h *budget.Hold) {
 	for _, b := range bodies {
 		h.Release(c.Share, int64(len(b)))

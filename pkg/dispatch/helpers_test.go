@@ -15,6 +15,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 )
 
@@ -52,6 +53,7 @@ type broker struct {
 	budget *budget.Budget
 	gate   *gate
 	rej    *rejections
+	board  *inspect.Board
 }
 
 type rejections struct{ n atomic.Int64 }
@@ -60,16 +62,16 @@ func (r *rejections) Rejected(n int) { r.n.Add(int64(n)) }
 
 func newBroker(t *testing.T, l budget.Limits, transform func(eventgrid.Topic, *eventgrid.EventSubscription, []byte) []byte) *broker {
 	t.Helper()
-	b := &broker{budget: budget.New(l), gate: newGate(), rej: &rejections{}}
+	b := &broker{budget: budget.New(l), gate: newGate(), rej: &rejections{}, board: inspect.New(inspect.Options{})}
 	o := delivery.DefaultOptions()
-	o.Budget = b.budget
+	o.Budget, o.Board = b.budget, b.board
 	o.LogDeliveryFailure, o.LogEventExpiry = false, false
 	b.engine = delivery.New(o, b.gate, nil, zerolog.Nop())
 	t.Cleanup(func() { _ = b.engine.Close(context.Background()) })
 	t.Cleanup(b.gate.Open) // before the engine closes: nothing hangs
-	b.store = pull.New(pull.Options{}, zerolog.Nop())
+	b.store = pull.New(pull.Options{Board: b.board}, zerolog.Nop())
 	t.Cleanup(func() { _ = b.store.Close(context.Background()) })
-	b.d = dispatch.New(dispatch.Options{Budget: b.budget, Push: b.engine, Queues: b.store, Transform: transform, Metrics: b.rej})
+	b.d = dispatch.New(dispatch.Options{Budget: b.budget, Push: b.engine, Queues: b.store, Transform: transform, Metrics: b.rej, Board: b.board})
 	return b
 }
 

@@ -1,10 +1,7 @@
 package dispatch
 
 import (
-	"time"
-
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: it tells the
@@ -51,47 +48,6 @@ func (d *Dispatcher) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription)
 // holds.
 func (d *Dispatcher) HeldEvents(sub *eventgrid.EventSubscription) int {
 	return d.modeOf(sub).HeldEvents(sub)
-}
-
-// DeliveryStatus returns the deliveryStatus of sub's responses: a push
-// subscription's queue and its last failure, or a queue subscription's
-// counts; nil when its mode has no queue for it.
-func (d *Dispatcher) DeliveryStatus(sub *eventgrid.EventSubscription) *resource.DeliveryStatus {
-	if sub.IsQueue() {
-		return d.queueStatus(sub)
-	}
-	if d.opts.Push == nil {
-		return nil
-	}
-	st, ok := d.opts.Push.QueueStats(sub)
-	if !ok {
-		return nil
-	}
-	ds := &resource.DeliveryStatus{
-		Ready:            st.Ready,
-		InBackoff:        st.Backoff[0] + st.Backoff[1] + st.Scheduled,
-		InFlight:         st.InFlight,
-		ConcurrencyLimit: st.ConcurrencyLimit,
-		LastError:        st.LastError,
-	}
-	if !st.LastFailure.IsZero() {
-		ds.LastFailureTime = st.LastFailure.UTC().Format(time.RFC3339Nano)
-	}
-	if !st.ProbationUntil.IsZero() {
-		ds.ProbationUntil = st.ProbationUntil.UTC().Format(time.RFC3339Nano)
-	}
-	return ds
-}
-
-func (d *Dispatcher) queueStatus(sub *eventgrid.EventSubscription) *resource.DeliveryStatus {
-	if d.opts.Queues == nil {
-		return nil
-	}
-	c, ok := d.opts.Queues.Counts(sub)
-	if !ok {
-		return nil
-	}
-	return &resource.DeliveryStatus{Queue: &resource.QueueStatus{Available: c.Available, Locked: c.Locked, Delayed: c.Delayed}}
 }
 
 // Holding is what one subscription holds in the broker's budget: the

@@ -144,8 +144,11 @@ func (s *Sub) Report(o Outcome) {
 // the subscription is deleted.
 func (s *Sub) Watch() *Stream { return s.out.watch() }
 
-// Totals returns the subscription's totals.
+// Totals returns the subscription's totals; none for a nil *Sub.
 func (s *Sub) Totals() Totals {
+	if s == nil {
+		return Totals{}
+	}
 	t := Totals{
 		Delivered: s.delivered.Load(), FailedAttempts: s.failed.Load(),
 		DeadLettered: s.deadLettered.Load(), Dropped: s.dropped.Load(),

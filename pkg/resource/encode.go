@@ -99,8 +99,11 @@ type SubscriptionProperties struct {
 }
 
 // DeliveryStatus describes a subscription's queue (an edgegrid extension of
-// the subscription resource; it is ignored on input).
+// the subscription resource, docs/console.md#delivery-status; it is ignored
+// on input). Times are RFC 3339 in UTC, left out when they do not apply.
 type DeliveryStatus struct {
+	// State sums the rest up: one of the State* constants.
+	State string `json:"state"`
 	// Ready events wait for an attempt now; InBackoff wait for their next
 	// attempt (the 1-minute and 10-minute back-off lists, or the
 	// CloudExponential schedule); InFlight requests are being delivered, of
@@ -109,16 +112,43 @@ type DeliveryStatus struct {
 	InBackoff        int `json:"inBackoff"`
 	InFlight         int `json:"inFlight"`
 	ConcurrencyLimit int `json:"concurrencyLimit"`
+	DeliveryTotals
+	// LastFailureTime, LastFailureStatusCode (when the destination
+	// answered one) and LastError describe the most recent failed attempt.
+	LastFailureTime       string `json:"lastFailureTime,omitempty"`
+	LastFailureStatusCode int    `json:"lastFailureStatusCode,omitempty"`
+	LastError             string `json:"lastError,omitempty"`
+	// NextAttemptTime is when the earliest event in back-off is due;
+	// OldestQueuedTime when the broker accepted the oldest event held.
+	NextAttemptTime  string `json:"nextAttemptTime,omitempty"`
+	OldestQueuedTime string `json:"oldestQueuedTime,omitempty"`
 	// ProbationUntil is when the subscription's probation ends
 	// (docs/design.md#probation), only
 	// while it is on probation.
 	ProbationUntil string `json:"probationUntil,omitempty"`
-	// LastFailureTime and LastError describe the most recent failed attempt.
-	LastFailureTime string `json:"lastFailureTime,omitempty"`
-	LastError       string `json:"lastError,omitempty"`
 	// Queue, when set, replaces all of the above with a queue
-	// subscription's counts.
+	// subscription's status.
 	Queue *QueueStatus `json:"-"`
+}
+
+// The states of a deliveryStatus, the first that holds
+// (docs/console.md#delivery-status).
+const (
+	StateOnProbation = "OnProbation"
+	StateFailing     = "Failing"
+	StateRetrying    = "Retrying"
+	StateDelivering  = "Delivering"
+	StateIdle        = "Idle"
+)
+
+// DeliveryTotals are a subscription's counts since it was created in this
+// process, push and queue alike.
+type DeliveryTotals struct {
+	Delivered       int64  `json:"delivered"`
+	FailedAttempts  int64  `json:"failedAttempts"`
+	DeadLettered    int64  `json:"deadLettered"`
+	Dropped         int64  `json:"dropped"`
+	LastSuccessTime string `json:"lastSuccessTime,omitempty"`
 }
 
 // Destination is the response shape of a destination. Its secrets are

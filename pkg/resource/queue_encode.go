@@ -22,12 +22,18 @@ type QueueInfo struct {
 	DeadLetterDestination        *DeadLetterDestination `json:"deadLetterDestination,omitempty"`
 }
 
-// QueueStatus counts the events a queue subscription holds: Available to
-// receive now, Locked by a receiver, Delayed by a release.
+// QueueStatus is a queue subscription's deliveryStatus: its state, the
+// events it holds (Available to receive now, Locked by a receiver, Delayed
+// by a release), its totals, when the earliest delayed event becomes
+// available and when the broker accepted the oldest held.
 type QueueStatus struct {
-	Available int `json:"available"`
-	Locked    int `json:"locked"`
-	Delayed   int `json:"delayed"`
+	State     string `json:"state"`
+	Available int    `json:"available"`
+	Locked    int    `json:"locked"`
+	Delayed   int    `json:"delayed"`
+	DeliveryTotals
+	NextAttemptTime  string `json:"nextAttemptTime,omitempty"`
+	OldestQueuedTime string `json:"oldestQueuedTime,omitempty"`
 }
 
 // MarshalJSON writes a queue subscription's counts when Queue is set, and

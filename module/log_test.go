@@ -69,7 +69,7 @@ func TestWarnUnknownKeys(t *testing.T) {
 	}
 	for i, want := range []map[string]any{
 		{"level": "warn", "key": "api__port", "nearestKey": "api__httpPort"},
-		{"level": "warn", "key": "console__x"},
+		{"level": "warn", "key": "console__x", "nearestKey": "console__enabled"},
 	} {
 		var got map[string]any
 		if err := json.Unmarshal([]byte(lines[i]), &got); err != nil {

@@ -8,18 +8,20 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 )
 
 // newQueues builds the queue subscriptions' store. Its events count in
 // the broker's budget, which the dispatcher claims for them.
-func newQueues(cfg config.Config, dl eventgrid.DeadLetterer, prom *metrics.Prometheus, log zerolog.Logger) (*pull.Store, *metrics.Pull) {
+func newQueues(cfg config.Config, dl eventgrid.DeadLetterer, board *inspect.Board, prom *metrics.Prometheus, log zerolog.Logger) (*pull.Store, *metrics.Pull) {
 	o := pull.Options{
 		MaxWaiting:   cfg.MaxWaitingReceives,
 		TimeScale:    float64(cfg.QueueTimeScale),
 		DeadLetterer: dl,
 		DeliveryLogs: deliveryLogs(cfg),
+		Board:        board,
 	}
 	var m *metrics.Pull
 	if prom != nil {

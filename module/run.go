@@ -22,6 +22,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/edgehub"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
@@ -166,6 +167,8 @@ type broker struct {
 	pulled *pull.Store
 	// dispatcher splits publications between engine and pulled.
 	dispatcher *dispatch.Dispatcher
+	// board keeps what the inspection API shows beyond the queues.
+	board *inspect.Board
 	// edge is the edgeHub connection (nil outside IoT Edge), which also
 	// carries the module twin.
 	edge *edgehub.Client
@@ -179,10 +182,14 @@ type broker struct {
 // it starts to lc.
 func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger, lc *lifecycle) *broker {
 	b := &broker{edge: out.edge}
+	b.newBoard(cfg)
 	pullMetrics := b.startModes(cfg, out, rep, prom, log, lc)
+	b.startBoard(lc)
 	// The dead-letter writer is told too: a deleted subscription's letters
-	// waiting for storage leave the budget at once.
-	obs := observers{b.dispatcher, out.hooks, out.queues, b.deadLetters}
+	// waiting for storage leave the budget at once. The board is told
+	// first, so that a new subscription's record is there before its
+	// queue.
+	obs := observers{b.board, b.dispatcher, out.hooks, out.queues, b.deadLetters}
 	if pullMetrics != nil {
 		obs = append(obs, pullMetrics)
 	}
@@ -190,6 +197,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.Authenticator = sec.auth
 	apiOpts.Status = b.dispatcher
 	apiOpts.Queues = b.pulled
+	apiOpts.Board, apiOpts.Held = b.board, b.dispatcher
 	apiOpts.Admitter = b.dispatcher.Budget()
 	if cfg.ConsoleEnabled {
 		apiOpts.Console = console.New()
@@ -232,7 +240,7 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 	// at least.
 	lc.add("deadletter", atLeast(time.Second, b.deadLetters.Close))
 	engineOpts := deliveryOptions(cfg)
-	engineOpts.DeadLetterer = b.deadLetters
+	engineOpts.DeadLetterer, engineOpts.Board = b.deadLetters, b.board
 	var engineMetrics delivery.Metrics
 	if rep != nil {
 		engineMetrics = rep
@@ -240,9 +248,9 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
 	lc.add("delivery", b.engine.Close)
 	var pullMetrics *metrics.Pull
-	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, prom, log)
+	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, b.board, prom, log)
 	lc.add("pull", b.pulled.Close)
-	dispatchOpts := dispatch.Options{Budget: engineOpts.Budget, Push: b.engine, Queues: b.pulled, Transform: convertSchema}
+	dispatchOpts := dispatch.Options{Budget: engineOpts.Budget, Push: b.engine, Queues: b.pulled, Transform: convertSchema, Board: b.board}
 	if rep != nil {
 		dispatchOpts.Metrics = rep
 	}
@@ -338,6 +346,8 @@ func apiOptions(cfg config.Config) api.Options {
 		MaxHeaderBytes:       cfg.MaxHeaderBytes,
 		RetryAfter:           min(max(cfg.BackoffIntervals[0], time.Second), time.Minute),
 		ReceiveGrace:         receiveGrace(cfg),
+		MaxEventStreams:      cfg.MaxEventStreams,
+		EventStreamHeartbeat: time.Duration(cfg.EventStreamHeartbeatSeconds) * time.Second,
 	}
 }
 

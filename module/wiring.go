@@ -11,6 +11,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 )
 
@@ -27,6 +28,26 @@ func (o observers) SubscriptionPut(sub *eventgrid.EventSubscription) {
 func (o observers) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 	for _, x := range o {
 		x.SubscriptionDeleted(sub)
+	}
+}
+
+// TopicCreated implements eventgrid.TopicObserver, for the observers that
+// are one.
+func (o observers) TopicCreated(t eventgrid.Topic) {
+	for _, x := range o {
+		if to, ok := x.(eventgrid.TopicObserver); ok {
+			to.TopicCreated(t)
+		}
+	}
+}
+
+// TopicDeleted implements eventgrid.TopicObserver, for the observers that
+// are one.
+func (o observers) TopicDeleted(t eventgrid.Topic) {
+	for _, x := range o {
+		if to, ok := x.(eventgrid.TopicObserver); ok {
+			to.TopicDeleted(t)
+		}
 	}
 }
 
@@ -71,4 +92,23 @@ func newReporter(ctx context.Context, cfg config.Config, log zerolog.Logger) (re
 		return c, nil, c.Close
 	}
 	return nil, nil, nothing
+}
+
+// newBoard makes the inspection board (docs/console.md): the totals,
+// history, given-up lists and live streams of every topic and
+// subscription, which the delivery modes report to. Its history samples
+// what each subscription holds through the dispatcher, which startModes
+// makes next: startBoard starts the sampling once it is there.
+func (b *broker) newBoard(cfg config.Config) {
+	b.board = inspect.New(inspect.Options{
+		MaxFailures:     cfg.MaxFailuresPerSubscription,
+		MaxFailureBytes: cfg.MaxFailureBytesPerSubscription,
+		Held:            func(sub *eventgrid.EventSubscription) int { return b.dispatcher.HeldEvents(sub) },
+	})
+}
+
+// startBoard starts the board's sampling, adding it to lc.
+func (b *broker) startBoard(lc *lifecycle) {
+	b.board.Start()
+	lc.add("inspect", func(context.Context) error { return b.board.Close() })
 }

@@ -24,7 +24,8 @@ var (
 )
 
 // namespaceActions are the operations written after a literal ':' at the
-// end of a namespace path, by their lower-cased names.
+// end of a path, by their lower-cased names: the namespace data plane's,
+// and the inspection API's retryNow (docs/console.md#retry-now).
 var namespaceActions = map[string]string{
 	"publish":     "publish",
 	"receive":     "receive",
@@ -32,6 +33,7 @@ var namespaceActions = map[string]string{
 	"release":     "release",
 	"reject":      "reject",
 	"renewlock":   "renewLock",
+	"retrynow":    "retryNow",
 }
 
 // splitAction rewrites "/topics/{t}:publish" and

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 )
@@ -76,21 +77,26 @@ func (s *Server) publish(c echo.Context, single bool) error {
 }
 
 // acceptMeasured is accept, with the request counted in the publish
-// metrics by its answer's status.
+// metrics by its answer's status, and in the topic's record.
 func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, subscribed, single bool, start time.Time) error {
-	received, unmatched, err := s.accept(c, topic, subscribed, single, start)
+	var rec *inspect.Topic
+	if s.opts.Board != nil {
+		rec = s.opts.Board.Topic(topic.Name)
+	}
+	received, unmatched, err := s.accept(c, topic, subscribed, single, start, rec)
 	status := http.StatusOK
 	if err != nil {
 		status = statusOf(err)
 	}
 	s.opts.Metrics.Published(topic.Name, status, time.Since(start), received, unmatched)
+	rec.Published(received, unmatched, err != nil, start)
 	return err
 }
 
 // accept decodes a publish request's events and hands them to the
-// publisher. It returns how many events were accepted and how many of those
-// matched nothing.
-func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subscribed, single bool, now time.Time) (received, unmatched int, err error) {
+// publisher, and to the topic's live tails if anyone watches. It returns
+// how many events were accepted and how many of those matched nothing.
+func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subscribed, single bool, now time.Time, rec *inspect.Topic) (received, unmatched int, err error) {
 	mt, err := mediaType(c)
 	if err != nil {
 		return 0, 0, err
@@ -122,6 +128,11 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subscribed, singl
 			return 0, 0, s.queueFull(err)
 		}
 		return 0, 0, err
+	}
+	if rec.Watching() {
+		for _, ev := range events {
+			rec.Accepted(ev.Body)
+		}
 	}
 	return len(events), unmatched, nil
 }

@@ -49,14 +49,14 @@ func (s *Server) routes() {
 
 	e.GET("/topics/:topic/eventSubscriptions", s.listSubscriptions, auth, edge)
 	e.PUT("/topics/:topic/eventSubscriptions/:sub", s.putSubscription, auth, edge)
-	e.GET("/topics/:topic/eventSubscriptions/:sub", s.getSubscription, auth, edge)
-	e.DELETE("/topics/:topic/eventSubscriptions/:sub", s.deleteSubscription, auth, edge)
-	e.Pre(fullURLAction)
+	e.GET("/topics/:topic/eventSubscriptions/:sub", s.getSubscription, auth, oneSegment, edge)
+	e.DELETE("/topics/:topic/eventSubscriptions/:sub", s.deleteSubscription, auth, oneSegment, edge)
+	e.Pre(subscriptionView)
 	const fullURL = "/topics/:topic/eventSubscriptions/$getFullUrl/:sub"
-	e.POST(fullURL, s.getFullURL, auth, requireFullURLAction, edge)
+	e.POST(fullURL, s.getFullURL, auth, requireView(viewFullURL), edge)
 	// Other methods would otherwise reach the subscription's routes with
 	// "$getFullUrl/{s}" for a name.
-	e.Match([]string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch}, fullURL, methodNotAllowed, requireFullURLAction)
+	e.Match([]string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch}, fullURL, methodNotAllowed, requireView(viewFullURL))
 
 	e.POST("/topics/:topic/events", s.publishBatch, auth, edge)
 	e.POST("/topics/:topic/events/:id", s.publishOne, auth, edge)
@@ -64,6 +64,9 @@ func (s *Server) routes() {
 	e.POST("/topics/:topic/api/events", s.publishBatch, auth, requireAPIVersion(cloudAPIVersions))
 
 	s.namespaceRoutes(auth)
+	if s.opts.Board != nil {
+		s.inspectionRoutes(auth, edge)
+	}
 
 	if s.opts.Console != nil {
 		page := echo.WrapHandler(s.opts.Console)
@@ -78,44 +81,73 @@ func (s *Server) routes() {
 // paths, left as they are by canonicalPath.
 const consolePath = "/console"
 
-// fullURLAction rewrites "/topics/{t}/eventSubscriptions/{s}/getFullUrl"
-// (any case) to "/topics/{t}/eventSubscriptions/$getFullUrl/{s}", for the
-// reason splitAction gives: a literal after the subscription's name would
-// stop it being the last segment of its routes, and echo would no longer
-// hand a name holding a '/' to the handlers that refuse it by name.
-func fullURLAction(next echo.HandlerFunc) echo.HandlerFunc {
+// subscriptionView rewrites "/topics/{t}/eventSubscriptions/{s}/{view}",
+// where view is getFullUrl or one of the inspection API's (events,
+// failures, deliveries, history), in any case, to
+// "/topics/{t}/eventSubscriptions/${view}/{s}", for the reason splitAction
+// gives: a literal after the subscription's name would stop it being the
+// last segment of its routes, and echo would no longer hand a name holding
+// a '/' to the handlers that refuse it by name.
+func subscriptionView(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := c.Request().URL
-		if p, ok := fullURLPath(u.Path); ok {
+		if p, view, ok := viewPath(u.Path); ok {
 			u.Path = p
 			if u.RawPath != "" {
-				u.RawPath, _ = fullURLPath(u.RawPath)
+				u.RawPath, _, _ = viewPath(u.RawPath)
 			}
-			c.Set(fullURLKey, true)
+			c.Set(viewKey, view)
 		}
 		return next(c)
 	}
 }
 
-// fullURLKey marks, in the echo context, a request fullURLAction rewrote.
-const fullURLKey = "edgegrid.getFullUrl"
+// viewKey holds, in the echo context, the view of a request
+// subscriptionView rewrote.
+const viewKey = "edgegrid.subscriptionView"
 
-// fullURLPath returns the rewritten form of a getFullUrl path.
-func fullURLPath(p string) (string, bool) {
+// The views written after a subscription's name.
+const viewFullURL = "getFullUrl"
+
+var subscriptionViews = []string{viewFullURL, "events", "failures", "deliveries", "history"}
+
+// viewPath returns the rewritten form of a view's path, and the view.
+func viewPath(p string) (string, string, bool) {
 	parts := strings.Split(p, "/")
 	if len(parts) != 6 || parts[0] != "" || !strings.EqualFold(parts[1], "topics") ||
-		!strings.EqualFold(parts[3], "eventSubscriptions") || !strings.EqualFold(parts[5], "getFullUrl") {
-		return p, false
+		!strings.EqualFold(parts[3], "eventSubscriptions") {
+		return p, "", false
 	}
-	return "/topics/" + parts[2] + "/eventSubscriptions/$getFullUrl/" + parts[4], true
+	for _, v := range subscriptionViews {
+		if strings.EqualFold(parts[5], v) {
+			return "/topics/" + parts[2] + "/eventSubscriptions/$" + v + "/" + parts[4], v, true
+		}
+	}
+	return p, "", false
 }
 
-// requireFullURLAction answers 404 to a request that names the rewritten
-// path itself.
-func requireFullURLAction(next echo.HandlerFunc) echo.HandlerFunc {
+// requireView answers 404 to a request that names a rewritten path
+// itself, or another view's.
+func requireView(view string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if c.Get(viewKey) != view {
+				return noRoute()
+			}
+			return next(c)
+		}
+	}
+}
+
+// oneSegment answers 404 to a request whose subscription name, as routed,
+// spans several path segments: a path with more after the name than any
+// route has, such as GET …/eventSubscriptions/{s}/unknown, names no
+// subscription. (An escaped '/', %2F, stays one segment and is refused as
+// a name.)
+func oneSegment(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if c.Get(fullURLKey) == nil {
-			return eventgrid.Errorf(eventgrid.ENotFound, "No API matches this path.")
+		if strings.Contains(c.Param("sub"), "/") {
+			return noRoute()
 		}
 		return next(c)
 	}
@@ -175,7 +207,7 @@ func requireAPIVersion(accepted []string) echo.MiddlewareFunc {
 // write in any case; the SDK and the docs disagree on casing.
 var fixedSegments = map[int][]string{
 	1: {"topics", "healthz", "readyz", "metrics"},
-	3: {"eventSubscriptions", "events", "api"},
+	3: {"eventSubscriptions", "events", "api", "history"},
 	4: {"events"},
 }
 

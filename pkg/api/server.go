@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -87,6 +88,18 @@ type Options struct {
 	// (docs/console.md), without authentication: its files hold no data,
 	// and the page's data calls are authenticated like any client's.
 	Console http.Handler
+	// Board and Held, if not nil, serve the inspection API
+	// (docs/console.md#the-inspection-api): topics' statistics, history,
+	// the events given up on and the live streams from the board; peek
+	// and retry now from Held.
+	Board Board
+	Held  Held
+	// MaxEventStreams bounds the live tails and outcome streams open at
+	// once (api__maxEventStreams); 0 refuses them all.
+	MaxEventStreams int
+	// EventStreamHeartbeat is how often an idle event stream gets a
+	// keep-alive comment; zero means DefaultEventStreamHeartbeat.
+	EventStreamHeartbeat time.Duration
 }
 
 // DefaultPublicHost is the module name Microsoft's documentation addresses
@@ -107,6 +120,8 @@ func DefaultOptions() Options {
 		ReadHeaderTimeout:    10 * time.Second,
 		MaxHeaderBytes:       16 << 10,
 		RetryAfter:           10 * time.Second,
+		MaxEventStreams:      32,
+		EventStreamHeartbeat: DefaultEventStreamHeartbeat,
 	}
 }
 
@@ -119,8 +134,9 @@ type Server struct {
 	log       zerolog.Logger
 	echo      *echo.Echo
 	authLog   logLimiter
-	bodies    budget    // bytes of request bodies being read
-	answers   answerSet // receive answers being written
+	bodies    budget       // bytes of request bodies being read
+	answers   answerSet    // receive answers being written
+	streams   atomic.Int64 // event streams open
 	// closing is done once Close has begun: receives still waiting for
 	// events end at once, with none.
 	closing      context.Context
@@ -147,6 +163,9 @@ func New(opts Options, res Resources, pub Publisher, logger zerolog.Logger) *Ser
 	}
 	if opts.ReceiveGrace == 0 {
 		opts.ReceiveGrace = DefaultReceiveGrace
+	}
+	if opts.EventStreamHeartbeat <= 0 {
+		opts.EventStreamHeartbeat = DefaultEventStreamHeartbeat
 	}
 	s := &Server{
 		authLog:   logLimiter{interval: opts.AuthFailureLogInterval},
@@ -247,8 +266,8 @@ func serverHeaderBytes(limit int) int {
 
 // Close stops accepting connections and waits for in-flight requests until
 // ctx is done, then closes what remains. Receives still waiting for events
-// answer at once, with none; receive answers still being written after
-// Options.ReceiveGrace are cut. It returns an error when requests were
+// answer at once, with none, and event streams end; receive answers still
+// being written after Options.ReceiveGrace are cut. It returns an error when requests were
 // still in flight when ctx was done.
 func (s *Server) Close(ctx context.Context) error {
 	s.closeWaiting()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/resource"
 )
@@ -41,6 +42,22 @@ type Admitter interface {
 // when there is none to report.
 type Status interface {
 	DeliveryStatus(sub *eventgrid.EventSubscription) *resource.DeliveryStatus
+}
+
+// Board is the inspection board (package inspect): the record of each
+// topic, by the name it was created with, and of each subscription, by
+// UID; nil when there is none.
+type Board interface {
+	Topic(name string) *inspect.Topic
+	Subscription(uid uint64) *inspect.Sub
+}
+
+// Held peeks at and moves the events subscriptions hold, whatever their
+// delivery mode (the dispatcher). ok is false when the subscription's mode
+// has no queue for it.
+type Held interface {
+	Peek(sub *eventgrid.EventSubscription, top int) (p inspect.Peek, ok bool)
+	RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool)
 }
 
 // Queues serves the receive and the settlements of queue subscriptions

@@ -23,7 +23,7 @@ func (s *Server) putTopic(c echo.Context) error {
 		return err
 	}
 	s.log.Info().Str("topic", stored.Name).Str("inputSchema", string(stored.InputSchema)).Bool("created", created).Msg("topic saved")
-	return c.JSON(http.StatusOK, resource.NewTopic(stored, s.opts.IDPrefix, s.endpointBase()))
+	return c.JSON(http.StatusOK, s.topicResponse(stored, s.endpointBase()))
 }
 
 func (s *Server) getTopic(c echo.Context) error {
@@ -31,7 +31,7 @@ func (s *Server) getTopic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, resource.NewTopic(t, s.opts.IDPrefix, s.endpointBase()))
+	return c.JSON(http.StatusOK, s.topicResponse(t, s.endpointBase()))
 }
 
 func (s *Server) listTopics(c echo.Context) error {
@@ -42,7 +42,7 @@ func (s *Server) listTopics(c echo.Context) error {
 	out := make([]resource.Topic, 0, len(ts))
 	base := s.endpointBase()
 	for _, t := range ts {
-		out = append(out, resource.NewTopic(t, s.opts.IDPrefix, base))
+		out = append(out, s.topicResponse(t, base))
 	}
 	return c.JSON(http.StatusOK, out)
 }

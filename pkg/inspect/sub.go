@@ -141,8 +141,13 @@ func (s *Sub) Report(o Outcome) {
 }
 
 // Watch opens a stream of the subscription's outcomes, or returns nil once
-// the subscription is deleted.
-func (s *Sub) Watch() *Stream { return s.out.watch() }
+// the subscription is deleted (and for a nil *Sub).
+func (s *Sub) Watch() *Stream {
+	if s == nil {
+		return nil
+	}
+	return s.out.watch()
+}
 
 // Totals returns the subscription's totals; none for a nil *Sub.
 func (s *Sub) Totals() Totals {

@@ -64,8 +64,13 @@ func (t *Topic) Accepted(body []byte) {
 }
 
 // Watch opens a live tail of the topic, or returns nil once the topic is
-// deleted.
-func (t *Topic) Watch() *Stream { return t.tail.watch() }
+// deleted (and for a nil *Topic).
+func (t *Topic) Watch() *Stream {
+	if t == nil {
+		return nil
+	}
+	return t.tail.watch()
+}
 
 // Stats returns the topic's counts.
 func (t *Topic) Stats() TopicStats {

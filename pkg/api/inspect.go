@@ -1,0 +1,246 @@
+package api
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/resource"
+)
+
+// The inspection API (docs/console.md#the-inspection-api): what a
+// subscription holds, what it gave up on, history, live streams and retry
+// now. Views of the queues copy a bounded snapshot under the queue's lock
+// and are encoded here, with no lock held.
+
+// inspectionRoutes maps the inspection API, for a server with a Board. A
+// subscription's views are reached through the paths subscriptionView
+// rewrites.
+func (s *Server) inspectionRoutes(auth, edge echo.MiddlewareFunc) {
+	e := s.echo
+	const subs = "/topics/:topic/eventSubscriptions/"
+	e.GET("/topics/:topic/events", s.topicTail, auth, edge)
+	e.GET("/topics/:topic/history", s.topicHistory, auth, edge)
+	for view, h := range map[string]echo.HandlerFunc{
+		"events": s.peek, "failures": s.failures, "deliveries": s.deliveries, "history": s.subHistory,
+	} {
+		p := subs + "$" + view + "/:sub"
+		e.GET(p, h, auth, requireView(view), edge)
+		e.Match([]string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch}, p, methodNotAllowed, requireView(view))
+	}
+	e.POST(subs+"$retryNow/:sub", s.retryNow, auth, requireAction, edge)
+}
+
+// maxPeekBytes bounds the events of one peek's answer.
+const maxPeekBytes = 4 << 20
+
+type peekAnswer struct {
+	Value     []peekedEvent `json:"value"`
+	Total     int           `json:"total"`
+	Truncated bool          `json:"truncated"`
+}
+
+type peekedEvent struct {
+	Event         json.RawMessage `json:"event"`
+	DeliveryState deliveryState   `json:"deliveryState"`
+}
+
+type deliveryState struct {
+	Queue           string `json:"queue"`
+	Attempts        int    `json:"attempts"`
+	EnqueuedTime    string `json:"enqueuedTime,omitempty"`
+	NextAttemptTime string `json:"nextAttemptTime,omitempty"`
+	LastError       string `json:"lastError,omitempty"`
+}
+
+// peek answers GET …/eventSubscriptions/{s}/events?top=N: the events the
+// subscription holds, oldest first, untouched (docs/console.md#peek).
+func (s *Server) peek(c echo.Context) error {
+	top, err := intQuery(c, "top", 100, 1, 1000)
+	if err != nil {
+		return err
+	}
+	sub, err := s.resources.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
+	if err != nil {
+		return err
+	}
+	if s.opts.Held == nil {
+		return noRoute()
+	}
+	p, ok := s.opts.Held.Peek(sub, top)
+	if !ok {
+		return vanished(sub)
+	}
+	out := peekAnswer{Value: make([]peekedEvent, 0, len(p.Events)), Total: p.Total}
+	size := 0
+	for _, w := range p.Events {
+		if size += len(w.Body); size > maxPeekBytes {
+			out.Truncated = true
+			break
+		}
+		out.Value = append(out.Value, peekedEvent{Event: w.Body, DeliveryState: deliveryState{
+			Queue: w.Queue, Attempts: w.Attempts, EnqueuedTime: inspect.FormatTime(w.Enqueued),
+			NextAttemptTime: inspect.FormatTime(w.Next), LastError: w.LastError,
+		}})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+type failuresAnswer struct {
+	Value []failure `json:"value"`
+	Total int64     `json:"total"`
+}
+
+type failure struct {
+	Time           string          `json:"time"`
+	Outcome        string          `json:"outcome"`
+	Reason         string          `json:"reason"`
+	Attempts       int             `json:"attempts"`
+	LastError      string          `json:"lastError,omitempty"`
+	LastStatusCode int             `json:"lastStatusCode,omitempty"`
+	EventID        string          `json:"eventId,omitempty"`
+	EventBytes     int             `json:"eventBytes"`
+	Event          json.RawMessage `json:"event,omitempty"`
+}
+
+// failures answers GET …/eventSubscriptions/{s}/failures?top=N: the latest
+// events the broker gave up on, newest first (docs/console.md#given-up).
+func (s *Server) failures(c echo.Context) error {
+	top, err := intQuery(c, "top", 100, 1, 1000)
+	if err != nil {
+		return err
+	}
+	rec, err := s.subRecord(c)
+	if err != nil {
+		return err
+	}
+	fs, total := rec.Failures(top)
+	out := failuresAnswer{Value: make([]failure, 0, len(fs)), Total: total}
+	for _, f := range fs {
+		outcome := inspect.OutcomeDropped
+		if f.DeadLettered {
+			outcome = inspect.OutcomeDeadLettered
+		}
+		out.Value = append(out.Value, failure{
+			Time: inspect.FormatTime(f.Time), Outcome: outcome, Reason: f.Reason, Attempts: f.Attempts,
+			LastError: f.LastError, LastStatusCode: f.LastStatus, EventID: f.EventID, EventBytes: f.EventBytes,
+			Event: f.Body,
+		})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// retryNow answers POST …/eventSubscriptions/{s}:retryNow
+// (docs/console.md#retry-now).
+func (s *Server) retryNow(c echo.Context) error {
+	sub, err := s.resources.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
+	if err != nil {
+		return err
+	}
+	if s.opts.Held == nil {
+		return noRoute()
+	}
+	n, ok := s.opts.Held.RetryNow(sub)
+	if !ok {
+		return vanished(sub)
+	}
+	s.log.Info().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("moved", n).Msg("retry now: events waiting to be retried made ready")
+	return c.JSON(http.StatusOK, map[string]int{"moved": n})
+}
+
+type history[S any] struct {
+	Start           string `json:"start"`
+	IntervalSeconds int    `json:"intervalSeconds"`
+	Series          S      `json:"series"`
+}
+
+type topicSeries struct {
+	Received  []uint32 `json:"received"`
+	Unmatched []uint32 `json:"unmatched"`
+}
+
+type subSeries struct {
+	Delivered    []uint32   `json:"delivered"`
+	Failed       []uint32   `json:"failed"`
+	GivenUp      []uint32   `json:"givenUp"`
+	Queued       []uint32   `json:"queued"`
+	LatencyP50Ms []*float64 `json:"latencyP50Ms"`
+	LatencyP99Ms []*float64 `json:"latencyP99Ms"`
+}
+
+// topicHistory answers GET /topics/{t}/history (docs/console.md#history).
+func (s *Server) topicHistory(c echo.Context) error {
+	t, err := s.resources.Topic(c.Request().Context(), param(c, "topic"))
+	if err != nil {
+		return err
+	}
+	rec := s.opts.Board.Topic(t.Name)
+	if rec == nil {
+		return eventgrid.Errorf(eventgrid.ETopicNotFound, "Topic %q does not exist.", t.Name)
+	}
+	h := rec.History()
+	return c.JSON(http.StatusOK, history[topicSeries]{Start: inspect.FormatTime(h.Start), IntervalSeconds: int(inspect.Interval.Seconds()),
+		Series: topicSeries{Received: h.Received[:], Unmatched: h.Unmatched[:]}})
+}
+
+// subHistory answers GET …/eventSubscriptions/{s}/history.
+func (s *Server) subHistory(c echo.Context) error {
+	rec, err := s.subRecord(c)
+	if err != nil {
+		return err
+	}
+	h := rec.History()
+	return c.JSON(http.StatusOK, history[subSeries]{Start: inspect.FormatTime(h.Start), IntervalSeconds: int(inspect.Interval.Seconds()),
+		Series: subSeries{Delivered: h.Delivered[:], Failed: h.Failed[:], GivenUp: h.GivenUp[:], Queued: h.Queued[:],
+			LatencyP50Ms: orNull(h.LatencyP50Ms[:]), LatencyP99Ms: orNull(h.LatencyP99Ms[:])}})
+}
+
+// orNull turns NaN, no value, into null.
+func orNull(vs []float64) []*float64 {
+	out := make([]*float64, len(vs))
+	for i := range vs {
+		if !math.IsNaN(vs[i]) {
+			out[i] = &vs[i]
+		}
+	}
+	return out
+}
+
+// subRecord returns the record of the subscription of a view's path.
+func (s *Server) subRecord(c echo.Context) (*inspect.Sub, error) {
+	sub, err := s.resources.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
+	if err != nil {
+		return nil, err
+	}
+	rec := s.opts.Board.Subscription(sub.UID)
+	if rec == nil {
+		return nil, vanished(sub)
+	}
+	return rec, nil
+}
+
+// topicResponse is a topic's response, with its statistics when the broker
+// keeps them.
+func (s *Server) topicResponse(t eventgrid.Topic, base string) resource.Topic {
+	r := resource.NewTopic(t, s.opts.IDPrefix, base)
+	if s.opts.Board != nil {
+		if rec := s.opts.Board.Topic(t.Name); rec != nil {
+			st := rec.Stats()
+			r.Properties.Stats = &resource.TopicStats{Received: st.Received, Unmatched: st.Unmatched,
+				PublishRequestsRefused: st.PublishRequestsRefused, LastReceivedTime: inspect.FormatTime(st.LastReceived)}
+		}
+	}
+	return r
+}
+
+func noRoute() error { return eventgrid.Errorf(eventgrid.ENotFound, "No API matches this path.") }
+
+// vanished is the answer about a subscription deleted while it was looked
+// at.
+func vanished(sub *eventgrid.EventSubscription) error {
+	return eventgrid.Errorf(eventgrid.ESubscriptionMissing, "Event subscription %q does not exist in topic %q.", sub.Name, sub.Topic)
+}

@@ -186,12 +186,14 @@ func TestPull_Conservation(t *testing.T) {
 		t.Errorf("the receivers saw %d acknowledgements succeed, the broker counted %v", len(acked), a)
 	}
 	var sub struct {
-		Properties struct{ DeliveryStatus map[string]int }
+		Properties struct {
+			DeliveryStatus struct{ Available, Locked, Delayed int }
+		}
 	}
 	if err := json.Unmarshal(p.mustMgmt(t, http.MethodGet, "/topics/t/eventSubscriptions/q", nil), &sub); err != nil {
 		t.Fatal(err)
 	}
-	if ds := sub.Properties.DeliveryStatus; ds["available"]+ds["locked"]+ds["delayed"] != 0 {
+	if ds := sub.Properties.DeliveryStatus; ds.Available+ds.Locked+ds.Delayed != 0 {
 		t.Errorf("deliveryStatus %v; want the queue empty", ds)
 	}
 	if n := p.metric(t, `eventgrid_queue_events{state="locked",subscription="q",topic="t"}`); n != 0 {

@@ -218,13 +218,13 @@ func TestPull_SDK(t *testing.T) {
 					DeliveryMode string
 					Queue        map[string]any
 				}
-				DeliveryStatus map[string]int
+				DeliveryStatus struct{ Available, Locked, Delayed int }
 			}
 		}
 		if err := json.Unmarshal(p.mustMgmt(t, http.MethodGet, "/topics/orders/eventSubscriptions/app1", nil), &sub); err != nil {
 			t.Fatal(err)
 		}
-		if ds := sub.Properties.DeliveryStatus; ds["available"] != 0 || ds["locked"] != 1 || ds["delayed"] != 1 {
+		if ds := sub.Properties.DeliveryStatus; ds.Available != 0 || ds.Locked != 1 || ds.Delayed != 1 {
 			t.Fatalf("deliveryStatus %v; want 1 locked, 1 delayed", ds)
 		}
 		if q := sub.Properties.DeliveryConfiguration; q.DeliveryMode != "Queue" || q.Queue["maxDeliveryCount"] != 5.0 || q.Queue["eventTimeToLive"] != "PT1H" {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,12 +33,13 @@ type consoleScene struct {
 	b       *broker
 	key     string
 	ok, bad *sink
+	fixed   *atomic.Bool // the bad sink answers 200 from then on
 	browser *browser.Browser
 	shots   string // where screenshots go
 }
 
 func newConsoleScene(t *testing.T) *consoleScene {
-	c := &consoleScene{t: t, key: "Y29uc29sZS1icm93c2VyLWtleS0xMjM0NTY="}
+	c := &consoleScene{t: t, key: "Y29uc29sZS1icm93c2VyLWtleS0xMjM0NTY=", fixed: &atomic.Bool{}}
 	c.browser = browser.Start(t, consoleSizes[0].width, consoleSizes[0].height)
 	c.shots = os.Getenv("CONSOLE_SCREENSHOTS")
 	if c.shots == "" {
@@ -50,7 +52,12 @@ func newConsoleScene(t *testing.T) *consoleScene {
 		"inbound__clientAuth__sasKeys__enabled", "true",
 		"inbound__clientAuth__sasKeys__key1", c.key))
 	c.ok = newSink(t, nil)
-	c.bad = newSink(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
+	c.bad = newSink(t, func(int, *http.Request) int {
+		if c.fixed.Load() {
+			return http.StatusOK
+		}
+		return http.StatusServiceUnavailable
+	})
 	c.mgmt(http.MethodPut, "/topics/orders", map[string]any{"properties": map[string]any{"inputSchema": "EventGridSchema"}})
 	c.mgmt(http.MethodPut, "/topics/orders/eventSubscriptions/billing", map[string]any{"properties": map[string]any{
 		"destination": webhookDest(c.ok.URL + "/api/orders?code=secret-in-query"),
@@ -233,9 +240,8 @@ func TestConsole_Browser(t *testing.T) {
 		c.waitText("document.body.innerText.includes(" + jsString(hostile) + ")")
 		c.noHostileElements()
 	})
-	// What follows reads the inspection routes (docs/console.md); against a
-	// broker without them each panel says "not available" and the subtest
-	// is skipped, saying which route it waits for.
+	// What follows reads the inspection routes (docs/console.md), which
+	// every panel must find.
 	publish("orders", []map[string]any{{"id": "hostile-1", "subject": hostile, "eventType": hostile,
 		"eventTime": "2026-01-01T00:00:00Z", "dataVersion": "1.0", "data": map[string]any{"note": hostile}}})
 
@@ -243,7 +249,8 @@ func TestConsole_Browser(t *testing.T) {
 		c := c.at(t)
 		c.open("#/topics/orders")
 		c.waitText("/live|not available/.test(document.querySelector('.live-status').textContent)")
-		c.skipUnavailable(".live-status", "the live tail, GET /topics/{t}/events")
+		c.mustServe(".live-status", "the live tail, GET /topics/{t}/events")
+		c.waitText("document.querySelector('form.send textarea')")
 		id := browser.Eval[string](c.browser, "JSON.parse(document.querySelector('form.send textarea').value).id")
 		c.browser.Do(chromedp.Click(chromedp.CSS("form.send button[type=submit]")))
 		c.browser.WaitFor(2*time.Second, "document.querySelector('.tail').innerText.includes("+jsString(id)+")", "document.querySelector('.tail').innerText")
@@ -259,7 +266,7 @@ func TestConsole_Browser(t *testing.T) {
 		c := c.at(t)
 		c.open("#/topics/orders/subscriptions/shipping")
 		c.waitText("!document.querySelector('#peek .panel-body').innerText.includes('Loading')")
-		c.skipUnavailable("#peek", "peek, GET /topics/{t}/eventSubscriptions/{s}/events")
+		c.mustServe("#peek", "peek, GET /topics/{t}/eventSubscriptions/{s}/events")
 		c.waitText("document.body.innerText.includes('hostile-1') && document.body.innerText.includes(" + jsString(hostile) + ")")
 		for _, want := range []string{"Failing", "503", "backoff1"} {
 			if text := c.text(); !strings.Contains(text, want) {
@@ -271,35 +278,34 @@ func TestConsole_Browser(t *testing.T) {
 	})
 
 	t.Run("RetryNow", func(t *testing.T) {
+		// The operator fixed the endpoint: Retry now delivers what waited
+		// in back-off at once, and the back-off is empty.
 		c := c.at(t)
 		c.open("#/topics/orders/subscriptions/shipping")
-		before := len(c.bad.requests())
+		c.waitText("document.querySelector('.title-row .badge') && document.querySelector('.title-row .badge').textContent === 'Failing'")
+		waiting := browser.Eval[int](c.browser, "document.querySelectorAll('#peek li').length")
+		c.fixed.Store(true)
 		c.browser.Do(chromedp.Click(chromedp.CSS(".tools .btn.primary")))
 		c.waitText("/made ready|not available/.test(document.querySelector('.tools .result').textContent)")
-		if got := browser.Eval[string](c.browser, "document.querySelector('.tools .result').textContent"); strings.Contains(got, "not available") {
-			t.Skip("waits for retry now, POST /topics/{t}/eventSubscriptions/{s}:retryNow")
+		got := browser.Eval[string](c.browser, "document.querySelector('.tools .result').textContent")
+		if want := fmt.Sprintf("%d events made ready.", waiting); got != want {
+			t.Errorf("Retry now says %q, want %q", got, want)
 		}
-		// The events waiting in back-off were tried again at once.
-		eventually(t, 5*time.Second, func() error {
-			if n := len(c.bad.requests()); n <= before {
-				return fmt.Errorf("no attempt since Retry now (%d requests)", n)
-			}
-			return nil
-		})
+		c.waitText("document.querySelector('.title-row .badge').textContent === 'Idle' && " +
+			"document.querySelector('#peek').innerText.includes('Nothing waits') && " +
+			"[...document.querySelectorAll('.tile')].some((t) => t.innerText.startsWith('In back-off\\n0'))")
+		c.shoot("subscription-retried")
 	})
 	c.clean()
 }
 
-// skipUnavailable skips the test when the element sel (the whole page if
-// "") says the broker does not serve what the test needs.
-func (c *consoleScene) skipUnavailable(sel, what string) {
+// mustServe fails the test when the element sel says the broker does not
+// serve what the test needs.
+func (c *consoleScene) mustServe(sel, what string) {
 	c.t.Helper()
-	expr := "document.body.innerText"
-	if sel != "" {
-		expr = "document.querySelector(" + jsString(sel) + ").textContent"
-	}
+	expr := "document.querySelector(" + jsString(sel) + ").textContent"
 	if text := browser.Eval[string](c.browser, expr); strings.Contains(strings.ToLower(text), "not available") {
-		c.t.Skipf("waits for %s (docs/console.md): the page says not available", what)
+		c.t.Fatalf("the page says %s is not available (docs/console.md)", what)
 	}
 }
 

@@ -101,8 +101,12 @@ export function lines(history, series, unit) {
   for (const x of series) {
     for (const p of pieces(x.values, top, H)) {
       if (p.length === 1) {
+        // A point alone: a short thick stroke, which, unlike a circle,
+        // keeps its size when the drawing is stretched.
         const [cx, cy] = p[0].split(',');
-        svg.appendChild(s('circle', {class: 'dot ' + x.cls, cx, cy, r: 0.8}));
+        const x0 = (Number(cx) - 0.45).toFixed(2);
+        const x1 = (Number(cx) + 0.45).toFixed(2);
+        svg.appendChild(s('polyline', {class: 'line point ' + x.cls, points: `${x0},${cy} ${x1},${cy}`}));
       } else {
         svg.appendChild(s('polyline', {class: 'line ' + x.cls, points: p.join(' ')}));
       }

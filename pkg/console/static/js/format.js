@@ -60,9 +60,12 @@ export function destination(sub) {
   const dp = d.properties || {};
   const kind = d.endpointType || 'unknown';
   let where = '';
-  if (dp.endpointUrl) {
+  // A URL whose query may hold a secret comes back as endpointBaseUrl;
+  // its host is no secret.
+  const url = dp.endpointUrl || dp.endpointBaseUrl;
+  if (url) {
     try {
-      where = new URL(dp.endpointUrl).host;
+      where = new URL(url).host;
     } catch {
       where = '(invalid URL)';
     }

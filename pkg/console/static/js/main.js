@@ -41,6 +41,7 @@ function show() {
   if (current?.unmount) current.unmount();
   const r = route();
   document.body.dataset.view = r.name;
+  delete document.body.dataset.loaded; // until this view's first refresh
   document.title = (r.params.sub || r.params.topic || 'Overview') + ' · edgegrid console';
   current = r.mod.mount(view, r.params);
   window.scrollTo(0, 0);

@@ -110,7 +110,9 @@ function statusTiles(s, queue) {
   if (ds.oldestQueuedTime) out.push(tile('Oldest queued', f.ago(ds.oldestQueuedTime)));
   if (ds.probationUntil) out.push(tile('On probation until', f.clock(ds.probationUntil), f.ago(ds.probationUntil), 'bad'));
   if (ds.lastError) {
-    out.push(h('div', {class: 'tile wide-tile bad'},
+    // Red while the subscription fails; a past failure is history.
+    const now = ds.state === 'Failing' || ds.state === 'OnProbation';
+    out.push(h('div', {class: 'tile wide-tile ' + (now ? 'bad' : 'past')},
       h('div', {class: 'tile-label', text: 'Last failure' + (ds.lastFailureTime ? ', ' + f.when(ds.lastFailureTime) : '')}),
       h('div', {class: 'tile-value err-text'}, ds.lastFailureStatusCode ? h('strong', {text: 'HTTP ' + ds.lastFailureStatusCode + ' '}) : null, ds.lastError)));
   }

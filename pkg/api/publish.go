@@ -131,7 +131,7 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subscribed, singl
 	}
 	if rec.Watching() {
 		for _, ev := range events {
-			rec.Accepted(ev.Body)
+			rec.Accepted(ev.Body, now)
 		}
 	}
 	return len(events), unmatched, nil

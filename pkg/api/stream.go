@@ -87,7 +87,12 @@ func (s *Server) serveStream(c echo.Context, open func() *inspect.Stream, gone e
 		case <-s.closing.Done():
 			return nil
 		case <-beat.C:
-			buf = append(buf[:0], ": keep-alive\n\n"...)
+			// Items skipped beyond the stream's rate are told at once,
+			// not with the next item.
+			var dropped int
+			items, dropped, ended = st.Take(items[:0])
+			buf = append(appendItems(buf[:0], items, dropped), ": keep-alive\n\n"...)
+			clear(items)
 		case <-st.Ready():
 			var dropped int
 			items, dropped, ended = st.Take(items[:0])
@@ -135,7 +140,7 @@ func appendEvent(b []byte, name string, data []byte) []byte {
 	b = append(b, name...)
 	b = append(b, '\n')
 	for {
-		i := bytes.IndexAny(data, "\r\n")
+		i := lineBreak(data)
 		b = append(b, "data: "...)
 		if i < 0 {
 			b = append(b, data...)
@@ -149,4 +154,19 @@ func appendEvent(b []byte, name string, data []byte) []byte {
 		data = data[i+1:]
 	}
 	return append(b, "\n\n"...)
+}
+
+// lineBreak returns the index of the first CR or LF in data, -1 if none:
+// two byte searches, which are fast, rather than one search for either
+// byte, which goes byte by byte (an event's JSON seldom holds either).
+func lineBreak(data []byte) int {
+	lf := bytes.IndexByte(data, '\n')
+	before := data
+	if lf >= 0 {
+		before = data[:lf]
+	}
+	if cr := bytes.IndexByte(before, '\r'); cr >= 0 {
+		return cr
+	}
+	return lf
 }

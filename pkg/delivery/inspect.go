@@ -105,7 +105,7 @@ func (b *taken) report() {
 		return
 	}
 	for _, o := range b.outs {
-		out := inspect.Outcome{Outcome: o.outcome, EventID: inspect.EventID(o.body), Time: b.ended, Attempt: int(o.attempt),
+		out := inspect.Outcome{Outcome: o.outcome, Body: o.body, Time: b.ended, Attempt: int(o.attempt),
 			Latency: b.took, Next: o.next}
 		if o.outcome == inspect.OutcomeFailed {
 			out.StatusCode, out.Error = b.status, b.errText

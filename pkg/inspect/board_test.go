@@ -81,8 +81,9 @@ func TestBoard_Streams(t *testing.T) {
 	b, clk := newBoard(t, inspect.Options{MaxFailures: 10, MaxFailureBytes: 1 << 20})
 	b.TopicCreated(eventgrid.Topic{Name: "t"})
 	topic := b.Topic("t")
+	now := clk.Now()
 	body := []byte(`{"id":"before"}`)
-	topic.Accepted(body) // nobody watches yet
+	topic.Accepted(body, now) // nobody watches yet
 	if topic.Watching() {
 		t.Fatal("watching before any stream opened")
 	}
@@ -91,7 +92,7 @@ func TestBoard_Streams(t *testing.T) {
 		t.Fatal("not watching with a stream open")
 	}
 	body = []byte(`{"id":"one"}`)
-	topic.Accepted(body)
+	topic.Accepted(body, now)
 	body[8] = 'X' // the stream keeps a copy
 	select {
 	case <-st.Ready():
@@ -102,9 +103,11 @@ func TestBoard_Streams(t *testing.T) {
 		t.Fatalf("took %q, %d dropped, ended %v", ev, dropped, ended)
 	}
 
-	// A slow reader: past MaxStreamItems the oldest go.
+	// A slow reader: past MaxStreamItems the oldest go. (The events come
+	// a tenth of a second apart, a hundred at a time, within
+	// MaxStreamRate.)
 	for i := range inspect.MaxStreamItems + 5 {
-		topic.Accepted([]byte(fmt.Sprintf(`{"id":"%d"}`, i)))
+		topic.Accepted([]byte(fmt.Sprintf(`{"id":"%d"}`, i)), now.Add(time.Duration(i/100+1)*100*time.Millisecond))
 	}
 	ev, dropped, _ := take(st)
 	if len(ev) != inspect.MaxStreamItems || dropped != 5 || ev[0] != `published {"id":"5"}` {
@@ -113,7 +116,7 @@ func TestBoard_Streams(t *testing.T) {
 	// And past MaxStreamBytes.
 	big := []byte(`{"id":"big","pad":"` + strings.Repeat("x", 1<<20) + `"}`)
 	for range 5 {
-		topic.Accepted(big)
+		topic.Accepted(big, now.Add(2*time.Second))
 	}
 	if ev, dropped, _ := take(st); len(ev) != 3 || dropped != 2 {
 		t.Fatalf("took %d megabyte items, %d dropped; want 3 kept of 5", len(ev), dropped)
@@ -149,6 +152,41 @@ func TestBoard_Streams(t *testing.T) {
 	}
 }
 
+// TestBoard_StreamRate: a topic's tails carry at most MaxStreamRate
+// events a second; the rest are skipped, copied for nobody, and each
+// reader is told how many, even one that opened later only of those since.
+func TestBoard_StreamRate(t *testing.T) {
+	b, clk := newBoard(t, inspect.Options{})
+	b.TopicCreated(eventgrid.Topic{Name: "t"})
+	topic := b.Topic("t")
+	st := topic.Watch()
+	now := clk.Now()
+	window := inspect.MaxStreamRate / 10 // items a tenth of a second
+	for i := range 3 * window {
+		topic.Accepted([]byte(fmt.Sprintf(`{"id":"%d"}`, i)), now)
+	}
+	late := topic.Watch()
+	topic.Accepted([]byte(`{"id":"later"}`), now.Add(50*time.Millisecond)) // the same window: skipped
+	ev, dropped, _ := take(st)
+	if len(ev) != window || dropped != 2*window+1 {
+		t.Errorf("%d events and %d dropped, want %d and %d", len(ev), dropped, window, 2*window+1)
+	}
+	if ev, dropped, _ := take(late); len(ev) != 0 || dropped != 1 {
+		t.Errorf("a stream opened later: %d events, %d dropped; want 0 and 1", len(ev), dropped)
+	}
+	topic.Accepted([]byte(`{"id":"next"}`), now.Add(100*time.Millisecond)) // the next window
+	if ev, dropped, _ := take(st); len(ev) != 1 || dropped != 0 {
+		t.Errorf("in the next tenth of a second: %q, %d dropped", ev, dropped)
+	}
+	body := []byte(`{}`)
+	for range window { // fill that window
+		topic.Accepted(body, now.Add(100*time.Millisecond))
+	}
+	if testing.AllocsPerRun(100, func() { topic.Accepted(body, now.Add(100*time.Millisecond)) }) != 0 {
+		t.Error("a skipped event allocates")
+	}
+}
+
 func TestBoard_StreamClose(t *testing.T) {
 	b, _ := newBoard(t, inspect.Options{})
 	b.TopicCreated(eventgrid.Topic{Name: "t"})
@@ -176,7 +214,7 @@ func TestBoard_NothingWhenUnwatched(t *testing.T) {
 	now := clk.Now()
 	allocs := testing.AllocsPerRun(100, func() {
 		topic.Published(1, 0, false, now)
-		topic.Accepted(body)
+		topic.Accepted(body, now)
 		rec.Attempted(1, 0, time.Millisecond, 0, now)
 		rec.Report(inspect.Outcome{Outcome: inspect.OutcomeDelivered})
 	})

@@ -3,14 +3,24 @@ package inspect
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A stream holds at most MaxStreamItems items and MaxStreamBytes bytes of
-// data waiting for its reader; past either bound the oldest go.
+// data waiting for its reader; past either bound the oldest go. The
+// streams of one topic or subscription carry at most MaxStreamRate items a
+// second, counted over tenths of a second; beyond it items are skipped,
+// before anything is copied or encoded, and each reader is told how many:
+// a stream is for watching the broker, and must cost it next to nothing
+// however busy it is (a subscription gets every event).
 const (
 	MaxStreamItems = 1000
 	MaxStreamBytes = 4 << 20
+	MaxStreamRate  = 1000
 )
+
+// paceWindow is the window MaxStreamRate is counted in.
+const paceWindow = 100 * time.Millisecond
 
 // Item is one server-sent event: its name and its data, which the stream
 // shares with every other stream it was sent to and which must not be
@@ -24,6 +34,10 @@ type Item struct {
 // then a Stream's mu.
 type hub struct {
 	n atomic.Int32 // streams open: the cheap "is anyone watching?"
+	// window and sent count the items let through in the current
+	// paceWindow (its number: Unix ns / paceWindow); skipped the items
+	// skipped beyond MaxStreamRate since the hub was made.
+	window, sent, skipped atomic.Int64
 
 	mu      sync.Mutex
 	streams []*Stream
@@ -33,6 +47,22 @@ type hub struct {
 // watching reports whether any stream is open: one atomic load.
 func (h *hub) watching() bool { return h.n.Load() > 0 }
 
+// admit reports whether an item made at now may go to the streams, within
+// MaxStreamRate; one that may not is counted as skipped. Windows that
+// start at the same time on several goroutines make the bound approximate,
+// never unbounded.
+func (h *hub) admit(now time.Time) bool {
+	w := now.UnixNano() / int64(paceWindow)
+	if cur := h.window.Load(); w > cur && h.window.CompareAndSwap(cur, w) {
+		h.sent.Store(0)
+	}
+	if h.sent.Add(1) <= MaxStreamRate*int64(paceWindow)/int64(time.Second) {
+		return true
+	}
+	h.skipped.Add(1)
+	return false
+}
+
 // watch opens a stream, or returns nil once the hub has ended.
 func (h *hub) watch() *Stream {
 	h.mu.Lock()
@@ -40,7 +70,7 @@ func (h *hub) watch() *Stream {
 	if h.ended {
 		return nil
 	}
-	s := &Stream{h: h, ready: make(chan struct{}, 1)}
+	s := &Stream{h: h, ready: make(chan struct{}, 1), skipped: h.skipped.Load()}
 	h.streams = append(h.streams, s)
 	h.n.Add(1)
 	return s
@@ -94,6 +124,7 @@ type Stream struct {
 	head    int
 	bytes   int
 	dropped int
+	skipped int64 // the hub's skipped count at the last Take
 	ended   bool
 }
 
@@ -130,15 +161,18 @@ func (s *Stream) push(it Item, last bool) {
 func (s *Stream) Ready() <-chan struct{} { return s.ready }
 
 // Take appends the waiting items to dst and returns them, with how many
-// items were dropped before them since the last Take, and whether the
-// stream has ended: its last item is among those returned.
+// items were dropped (for this reader, or beyond MaxStreamRate) since the
+// last Take, and whether the stream has ended: its last item is among
+// those returned.
 func (s *Stream) Take(dst []Item) (items []Item, dropped int, ended bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	items = append(dst, s.q[s.head:]...)
 	clear(s.q)
 	s.q, s.head, s.bytes = s.q[:0], 0, 0
-	dropped, s.dropped = s.dropped, 0
+	skipped := s.h.skipped.Load()
+	dropped, s.dropped = s.dropped+int(skipped-s.skipped), 0
+	s.skipped = skipped
 	return items, dropped, s.ended
 }
 

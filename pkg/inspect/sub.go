@@ -72,7 +72,7 @@ func (s *Sub) GaveUp(g GivenUp) {
 	s.hist.gaveUp(g.Time)
 	s.fails.add(g)
 	if s.Watching() {
-		o := Outcome{Outcome: OutcomeDropped, EventID: EventID(g.Body), Time: g.Time, Attempt: g.Attempts,
+		o := Outcome{Outcome: OutcomeDropped, Body: g.Body, Time: g.Time, Attempt: g.Attempts,
 			StatusCode: g.LastStatus, Latency: -1, Error: g.LastError, Reason: g.Reason}
 		if g.DeadLettered {
 			o.Outcome = OutcomeDeadLettered
@@ -97,7 +97,10 @@ const (
 // up on the event.
 type Outcome struct {
 	Outcome string
+	// EventID is the event's id; when it is empty, Report reads it from
+	// Body, the event, once it knows the outcome is sent.
 	EventID string
+	Body    []byte
 	Time    time.Time
 	// Attempt is which attempt this was for the event, from 1.
 	Attempt    int
@@ -122,10 +125,14 @@ type outcomeJSON struct {
 	NextAttemptTime string   `json:"nextAttemptTime,omitempty"`
 }
 
-// Report gives o to the subscription's outcome streams.
+// Report gives o to the subscription's outcome streams, within
+// MaxStreamRate.
 func (s *Sub) Report(o Outcome) {
-	if !s.Watching() {
+	if !s.Watching() || !s.out.admit(o.Time) {
 		return
+	}
+	if o.EventID == "" {
+		o.EventID = EventID(o.Body)
 	}
 	j := outcomeJSON{Outcome: o.Outcome, EventID: o.EventID, Time: FormatTime(o.Time), Attempt: o.Attempt,
 		StatusCode: o.StatusCode, Error: o.Error, Reason: o.Reason, NextAttemptTime: FormatTime(o.Next)}

@@ -54,10 +54,10 @@ func (t *Topic) Published(received, unmatched int, refused bool, at time.Time) {
 // load, to ask before calling Accepted.
 func (t *Topic) Watching() bool { return t != nil && t.tail.watching() }
 
-// Accepted gives an accepted event to the topic's live tails, as a copy:
-// the stream keeps nothing of the request.
-func (t *Topic) Accepted(body []byte) {
-	if !t.Watching() {
+// Accepted gives an event accepted at at to the topic's live tails, as a
+// copy (the stream keeps nothing of the request), within MaxStreamRate.
+func (t *Topic) Accepted(body []byte, at time.Time) {
+	if !t.Watching() || !t.tail.admit(at) {
 		return
 	}
 	t.tail.publish(Item{Event: "published", Data: bytes.Clone(body)})

@@ -66,11 +66,15 @@ func (q *queue) report(fx *effects) {
 	if q.rec == nil {
 		return
 	}
+	if fx.acked == 0 && fx.failed == 0 && len(fx.outs) == 0 && len(fx.gaveUp) == 0 {
+		return
+	}
+	now := q.s.opts.Clock.Now()
 	if fx.acked > 0 || fx.failed > 0 {
-		q.rec.Attempted(fx.acked, fx.failed, -1, 0, q.s.opts.Clock.Now())
+		q.rec.Attempted(fx.acked, fx.failed, -1, 0, now)
 	}
 	for _, o := range fx.outs {
-		q.rec.Report(inspect.Outcome{Outcome: o.outcome, EventID: inspect.EventID(o.body), Time: q.s.opts.Clock.Now(),
+		q.rec.Report(inspect.Outcome{Outcome: o.outcome, Body: o.body, Time: now,
 			Attempt: o.attempt, Latency: -1, Error: o.err, Next: o.next})
 	}
 	for _, g := range fx.gaveUp {

@@ -24,6 +24,10 @@
 //	   number, then -overflow publish requests past that limit
 //	f  latency: one event per request at a fixed rate (-rate), open loop,
 //	   unbatched delivery
+//	i  the console's cost: b's flow with nobody watching, then with a live
+//	   tail, the delivery outcomes and a page polling the inspection API
+//	   every second, alternating -console-rounds times; the console should
+//	   cost under 5 % of the delivered events per second
 //
 // a and b publish for -duration (or -events), c and d publish
 // -fanout-events, all with -publishers closed-loop publishers.

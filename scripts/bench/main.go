@@ -66,7 +66,7 @@ func main() {
 		env       = envFlag{}
 	)
 	flag.StringVar(&s.bin, "broker", "", "broker binary to run (default: build ./module into a temporary directory)")
-	flag.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f", "scenarios to run, comma-separated")
+	flag.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f", "scenarios to run, comma-separated (also g and i)")
 	flag.IntVar(&s.size, "size", 1024, "bytes per event, as published")
 	flag.IntVar(&s.publishers, "publishers", 6, "concurrent publishers (closed loop) in a-e")
 	flag.DurationVar(&s.duration, "duration", 10*time.Second, "publishing time of a, b and f")
@@ -82,6 +82,7 @@ func main() {
 	flag.StringVar(&s.perfDir, "perf", "", "directory for perf record profiles of the broker, one per scenario (needs perf; adds overhead)")
 	flag.DurationVar(&s.waitIdle, "wait-idle", 0, "before each scenario, wait up to this long for the machine to be idle (other processes under 0.1 cores)")
 	flag.IntVar(&s.retryBusy, "retry-busy", 0, "run a scenario again, up to this many times, when other processes took more than 0.15 cores during it; the quietest run is kept")
+	flag.IntVar(&s.consoleRounds, "console-rounds", 2, "how many times i runs b's flow without, then with, the console open")
 	flag.Var(env, "env", "extra broker environment KEY=VALUE for every scenario (repeatable), e.g. -env GOGC=200")
 	flag.Parse()
 	s.env = env
@@ -99,6 +100,8 @@ func run(s *settings, scenarios, out string) error {
 		return fmt.Errorf("-rate, -size, -backlog and -hang-timeout must be positive")
 	case s.duration <= 0:
 		return fmt.Errorf("-duration must be positive")
+	case s.consoleRounds < 1:
+		return fmt.Errorf("-console-rounds must be at least 1")
 	}
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("the broker's CPU and memory are read from /proc: Linux only")
@@ -133,14 +136,18 @@ func run(s *settings, scenarios, out string) error {
 	for _, name := range strings.Split(scenarios, ",") {
 		switch name = strings.TrimSpace(name); name {
 		case "":
-		case "a", "b", "c", "d", "e", "f", "g":
+		case "a", "b", "c", "d", "e", "f", "g", "i":
 			names = append(names, name)
 		default:
-			return fmt.Errorf("unknown scenario %q (want a-g)", name)
+			return fmt.Errorf("unknown scenario %q (want a-g or i)", name)
 		}
 	}
 	var c9 float64 // subscriptions 1-9 in c, for d
 	for _, name := range names {
+		if name == "i" {
+			rep.Results = append(rep.Results, s.scenarioI()...)
+			continue
+		}
 		r := s.scenario(name, c9)
 		if name == "c" {
 			c9, _ = r.Details["subscriptions_1_to_9_events_per_second"].(float64)

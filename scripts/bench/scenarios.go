@@ -26,6 +26,9 @@ type settings struct {
 	waitIdle     time.Duration
 	retryBusy    int
 	env          map[string]string // extra broker environment, for every scenario
+	// consoleRounds is how many times i runs without and with the
+	// console open.
+	consoleRounds int
 }
 
 // result is one scenario's figures.
@@ -102,6 +105,7 @@ type flow struct {
 	env           map[string]string
 	measure       []int // subscriptions whose deliveries are counted
 	extra         []int // subscriptions 1-9 of c, reported in details
+	watch         bool  // the console is open on the topic and s0 (console.go)
 }
 
 // runFlow runs a throughput scenario on a fresh broker.
@@ -130,6 +134,14 @@ func (s *settings) runFlow(f flow) (r result, err error) {
 	}
 	pub := newPublisher(b.url, topic, s.size, s.publishers)
 	defer pub.close()
+	if f.watch {
+		v, err := startViewer(b.url, topic, "s0")
+		if err != nil {
+			return r, err
+		}
+		defer v.report(&r)
+		defer v.close()
+	}
 
 	m, err := startMeter(b, f.name, s.perfDir)
 	if err != nil {

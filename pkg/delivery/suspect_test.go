@@ -80,6 +80,9 @@ func suspectEngine(t *testing.T, workers, parked int) (*delivery.Engine, *fakeCl
 	o.Clock = clock
 	o.MaxConcurrent, o.MaxParked = workers, parked
 	o.DeliverTimeout = time.Hour
+	// A request the watchdog cancels stays in back-off while the test
+	// moves the clock on, however finely the watchdog looks.
+	o.Backoff = [2]time.Duration{time.Hour, time.Hour}
 	s := newHangingSender()
 	return hangingEngine(t, o, s), clock, s
 }
@@ -136,10 +139,19 @@ func TestEngine_SuspectRequestIsParked(t *testing.T) {
 	if st := e.Stats(); st.InFlight != 1 {
 		t.Errorf("%d requests in flight, want the parked one", st.InFlight)
 	}
-	// The suspect subscription sends one request at a time.
-	mustPublish(t, e, []*eventgrid.EventSubscription{hung}, newEvent("h2", 50))
-	if st, _ := e.QueueStats(hung); st.InFlight != 1 || st.Ready != 1 {
-		t.Errorf("suspect subscription: %+v, want one in flight and one waiting", st)
+	// Its endpoint has not answered since: the subscription sends one
+	// request beside the stalled one, to learn whether the endpoint hangs,
+	// and no more.
+	mustPublish(t, e, []*eventgrid.EventSubscription{hung}, newEvent("h2", 50), newEvent("h3", 50))
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if st, _ := e.QueueStats(hung); st.InFlight != 2 || st.Ready != 1 {
+			return fmt.Errorf("suspect subscription: %+v, want two in flight and one waiting", st)
+		}
+		return nil
+	})
+	clock.Advance(time.Second)
+	if st, _ := e.QueueStats(hung); st.InFlight != 2 || st.Ready != 1 {
+		t.Errorf("suspect subscription after its second request stalled: %+v, want two in flight and one waiting", st)
 	}
 }
 
@@ -203,7 +215,8 @@ func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
 	}
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		for _, sub := range warm {
-			if s.deliveredTo(sub.Name) != 8 {
+			// Answered, and done with: no answer comes after they hang.
+			if st, _ := e.QueueStats(sub); s.deliveredTo(sub.Name) != 8 || st.InFlight != 0 {
 				return fmt.Errorf("%s warming up", sub.Name)
 			}
 		}
@@ -226,8 +239,10 @@ func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
 		}
 		return nil
 	})
-	if st := e.Stats(); st.InFlight != 8 {
-		t.Errorf("%d requests in flight; want the 8 parked, and no more sent to the suspect subscriptions", st.InFlight)
+	// A suspect subscription with a single stalled request may send one
+	// more, to learn whether its endpoint hangs; with more, none.
+	if st := e.Stats(); st.InFlight < 8 || st.InFlight > 10 {
+		t.Errorf("%d requests in flight; want the 8 parked, and at most one more to each suspect subscription", st.InFlight)
 	}
 }
 

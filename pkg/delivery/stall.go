@@ -1,0 +1,86 @@
+package delivery
+
+import "sync/atomic"
+
+// Stalled requests (docs/delivery.md#how-concurrency-adapts). A request is
+// stalled once it has been in flight longer than stallAfter, four times
+// its subscription's usual answer time. While the endpoint keeps answering
+// other requests, a stalled request stops counting against the
+// subscription's concurrency: an endpoint that lets a few requests hang
+// keeps serving the others at the full rate. At most MaxPerSubscription
+// stalled requests of a subscription do not count; those beyond count
+// again, and while there are more, those in flight longer than
+// SuspectAfter (a second by default) are cancelled, fail as timed out and
+// are retried by their policy.
+//
+// An endpoint that has not answered since its latest stalled request was
+// sent may hang altogether (hung): its stalled requests keep counting, the
+// subscription waits in the slow line and sends one request at a time, and
+// once that one has stalled, one more, whose answer tells whether the
+// endpoint hangs or only that request did. So an endpoint that hangs holds
+// at most two requests that were sent after it started hanging.
+//
+// Stalling is the subscription's concern; being suspect (sched.go) is the
+// pool's: a request past suspectAfter, up to a second, leaves its worker's
+// slot to a new worker, whatever its subscription's state.
+
+// stallAfter returns how long a request of q may be in flight before it is
+// stalled: four times the usual answer time, and at least SuspectAfter/50
+// (20 ms by default). Unlike suspectAfter it has no upper bound: an
+// endpoint that always takes two seconds keeps all its requests counted.
+func (q *queue) stallAfter() int64 {
+	return max(int64(q.e.opts.SuspectAfter)/50, 4*q.usual.Load())
+}
+
+// hung reports whether q has a stalled request and no answer has come from
+// its endpoint since the latest stalled request was sent.
+func (q *queue) hung() bool {
+	return q.stalled.Load() > 0 && q.lastAnswer.Load() <= q.stallStart.Load()
+}
+
+// mayStartLocked reports whether q may start another request now.
+func (q *queue) mayStartLocked() bool {
+	n, s := q.inflight, int(q.stalled.Load())
+	if s == 0 {
+		return n < q.ctl.limit
+	}
+	if q.hung() {
+		return n-min(s, 1) < 1
+	}
+	return n-min(s, q.e.opts.MaxPerSubscription) < q.ctl.limit
+}
+
+// stall marks w's request stalled if it is past its subscription's
+// stallAfter, and cancels it if it is in flight longer than SuspectAfter
+// while its subscription has more than MaxPerSubscription stalled. It
+// appends to more the queue of a request it marked: it may send another
+// request. Called with Engine.sched held.
+func (e *Engine) stall(w *worker, now int64, more []*queue) []*queue {
+	q := w.q
+	if q == nil {
+		return more
+	}
+	age := now - w.start.Load()
+	if age > q.stallAfter() {
+		if _, ok := w.flag(stalled); ok {
+			storeMax(&q.stallStart, w.start.Load())
+			q.stalled.Add(1)
+			more = append(more, q)
+		}
+	}
+	if age > int64(e.opts.SuspectAfter) && int(q.stalled.Load()) > e.opts.MaxPerSubscription &&
+		w.state.Load()&(stalled|aborted|cut) == stalled {
+		e.cancelLocked(w, cut)
+	}
+	return more
+}
+
+// storeMax raises v to x unless it is already higher.
+func storeMax(v *atomic.Int64, x int64) {
+	for {
+		old := v.Load()
+		if old >= x || v.CompareAndSwap(old, x) {
+			return
+		}
+	}
+}

@@ -15,7 +15,7 @@ import (
 
 // gateSender holds the requests of events whose id starts with "hang"
 // until the test ends, and those of the other events, while gated, until
-// open is called; then it answers with err.
+// open is called or the test ends; then it answers with err.
 type gateSender struct {
 	mu        sync.Mutex
 	err       error
@@ -44,6 +44,7 @@ func (s *gateSender) Send(ctx context.Context, b *delivery.Batch) error {
 	if wait != nil {
 		select {
 		case <-wait:
+		case <-s.end:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

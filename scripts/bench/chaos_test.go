@@ -52,3 +52,18 @@ func TestChaosRecord(t *testing.T) {
 		t.Errorf("last new delivery at %d, want 7000", last.Load())
 	}
 }
+
+func TestRelaySplit(t *testing.T) {
+	body := []byte(` [{"id":"a","s":"x,]}"}, {"id":"b","n":[1,2]},{"id":"c","q":"\"{"}] `)
+	events, err := splitArray(body)
+	if err != nil || len(events) != 3 {
+		t.Fatalf("splitArray: %d events, %v; want 3", len(events), err)
+	}
+	chunks := joinChunks(events, 2)
+	if len(chunks) != 2 || string(chunks[1]) != `[{"id":"c","q":"\"{"}]` {
+		t.Errorf("joinChunks: %q", chunks)
+	}
+	if _, err := splitArray([]byte(`{"id":"a"}`)); err == nil {
+		t.Error("splitArray accepted an object")
+	}
+}

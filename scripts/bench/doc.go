@@ -26,8 +26,9 @@
 //	   unbatched delivery
 //	ar, br  a and b through a bare Go relay instead of the broker: this
 //	   program run again as a child process, which forwards each publish
-//	   request whole to the sink before answering it (one request in, one
-//	   out). a and b are judged against them: at least 0.9 times the relay.
+//	   request to the sink before answering it, as the requests the broker
+//	   sends (one in, one out; two of 50 out in br). a and b are judged
+//	   against them: at least 0.9 times the relay.
 //	g  pull delivery (receive + acknowledge); only when asked for
 //	h  a faulty sink: -chaos-subs subscriptions on one topic, every other
 //	   one batched by -chaos-batch, get -chaos-events events with back-off

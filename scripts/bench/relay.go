@@ -20,11 +20,13 @@ import (
 // The relay is what the broker is measured against in scenarios ar and br:
 // a bare Go HTTP relay, the least a broker can do. It answers the topic and
 // subscription PUTs the scenarios send, and forwards each publish request
-// whole to every subscription of its topic before answering it: one request
-// in, one out per subscription, whatever the subscription's batch size. No
-// validation, no queue, no retries: a failed forward is answered 502. It
-// runs as a child process, started and measured as the broker is: this
-// program, run again with relayEnv set, stopped by SIGTERM.
+// to every subscription of its topic before answering it, as the requests
+// the broker would send: one request in, one out, split into requests of
+// maxEventsPerBatch events when the subscription sets it and the publish
+// request holds more. No validation, no queue, no retries: a failed
+// forward is answered 502. It runs as a child process, started and
+// measured as the broker is: this program, run again with relayEnv set,
+// stopped by SIGTERM.
 const relayEnv = "EDGEGRID_BENCH_RELAY"
 
 // relayBinary returns the command that starts the relay: this executable.
@@ -32,10 +34,16 @@ func relayBinary() (string, error) {
 	return os.Executable()
 }
 
+// relaySub is a subscription the relay forwards to.
+type relaySub struct {
+	url   string
+	batch int // maxEventsPerBatch; 0 forwards each publish request whole
+}
+
 type relay struct {
 	client *http.Client
 	mu     sync.RWMutex
-	subs   map[string]map[string]string // endpoint URLs by topic, then name
+	subs   map[string]map[string]relaySub // by topic, then name
 }
 
 // runRelay serves the relay on a free loopback port until SIGTERM,
@@ -48,7 +56,7 @@ func runRelay() error {
 	r := &relay{
 		client: &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, DisableCompression: true},
 			Timeout: time.Minute},
-		subs: map[string]map[string]string{},
+		subs: map[string]map[string]relaySub{},
 	}
 	line, _ := json.Marshal(map[string]string{"level": "info", "scheme": "http", "addr": ln.Addr().String(), "message": "listening"})
 	fmt.Println(string(line))
@@ -87,13 +95,14 @@ func (r *relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// subscribe records a WebHook subscription's endpoint.
+// subscribe records a WebHook subscription's endpoint and batch size.
 func (r *relay) subscribe(topic, name string, body io.Reader) error {
 	var sub struct {
 		Properties struct {
 			Destination struct {
 				Properties struct {
-					EndpointURL string `json:"endpointUrl"`
+					EndpointURL       string `json:"endpointUrl"`
+					MaxEventsPerBatch int    `json:"maxEventsPerBatch"`
 				} `json:"properties"`
 			} `json:"destination"`
 		} `json:"properties"`
@@ -101,12 +110,13 @@ func (r *relay) subscribe(topic, name string, body io.Reader) error {
 	if err := json.NewDecoder(body).Decode(&sub); err != nil {
 		return err
 	}
+	p := sub.Properties.Destination.Properties
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.subs[topic] == nil {
-		r.subs[topic] = map[string]string{}
+		r.subs[topic] = map[string]relaySub{}
 	}
-	r.subs[topic][name] = sub.Properties.Destination.Properties.EndpointURL
+	r.subs[topic][name] = relaySub{url: p.EndpointURL, batch: p.MaxEventsPerBatch}
 	return nil
 }
 
@@ -118,14 +128,28 @@ func (r *relay) forward(topic string, req *http.Request) int {
 		return http.StatusBadRequest
 	}
 	r.mu.RLock()
-	urls := make([]string, 0, len(r.subs[topic]))
-	for _, u := range r.subs[topic] {
-		urls = append(urls, u)
+	subs := make([]relaySub, 0, len(r.subs[topic]))
+	for _, s := range r.subs[topic] {
+		subs = append(subs, s)
 	}
 	r.mu.RUnlock()
-	for _, u := range urls {
-		if !r.post(u, body) {
-			return http.StatusBadGateway
+	var events [][]byte
+	for _, s := range subs {
+		parts := [][]byte{body}
+		if s.batch > 0 {
+			if events == nil {
+				if events, err = splitArray(body); err != nil {
+					return http.StatusBadRequest
+				}
+			}
+			if len(events) > s.batch {
+				parts = joinChunks(events, s.batch)
+			}
+		}
+		for _, p := range parts {
+			if !r.post(s.url, p) {
+				return http.StatusBadGateway
+			}
 		}
 	}
 	return http.StatusOK
@@ -140,4 +164,52 @@ func (r *relay) post(url string, body []byte) bool {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode >= 200 && resp.StatusCode <= 204
+}
+
+// splitArray returns the elements of a JSON array as they are written.
+func splitArray(b []byte) ([][]byte, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
+		return nil, errors.New("not a JSON array")
+	}
+	var out [][]byte
+	depth, start, inString, escaped := 0, 1, false, false
+	for i := 1; i < len(b)-1; i++ {
+		c := b[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, bytes.TrimSpace(b[start:i]))
+			start = i + 1
+		}
+	}
+	if last := bytes.TrimSpace(b[start : len(b)-1]); len(last) > 0 {
+		out = append(out, last)
+	}
+	return out, nil
+}
+
+// joinChunks lays events out as JSON arrays of at most n events each.
+func joinChunks(events [][]byte, n int) [][]byte {
+	var out [][]byte
+	for len(events) > 0 {
+		k := min(n, len(events))
+		out = append(out, append(append([]byte{'['}, bytes.Join(events[:k], []byte{','})...), ']'))
+		events = events[k:]
+	}
+	return out
 }

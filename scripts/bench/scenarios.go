@@ -234,7 +234,7 @@ func (s *settings) scenarioAR() (result, error) {
 
 // scenarioBR is b through the bare relay.
 func (s *settings) scenarioBR() (result, error) {
-	return s.runFlow(flow{name: "br", title: "b through a bare Go relay (one request in, one out)",
+	return s.runFlow(flow{name: "br", title: "b through a bare Go relay (one request in, two of 50 out)",
 		subs: 1, hang: -1, publishBatch: 100, deliveryBatch: 50, total: amount(s.events, 100), measure: []int{0}, relay: true})
 }
 

@@ -177,7 +177,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.Authenticator = sec.auth
 	apiOpts.DeliveryStatus = withQueueStatus(b.pulled, deliveryStatus(b.engine))
 	apiOpts.Queues = b.pulled
-	apiOpts.Admit = b.engine.Admit
+	apiOpts.Admit = b.engine.AdmitWait
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
 		obs = append(obs, rep)

@@ -313,3 +313,49 @@ func TestConcurrency_RetryAfterDelaysTheEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrency_PublishHeldForRoom: publishers that outrun a live
+// subscriber whose share is full are held until its deliveries make room,
+// and accepted: back-pressure as waiting, not as 503s to retry.
+func TestConcurrency_PublishHeldForRoom(t *testing.T) {
+	b := startBroker(t, fastEnv("broker__maxQueuedEventsPerSubscription", "10"))
+	g := newGauge(t, 20*time.Millisecond, nil)
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	createSubscription(t, b.URL, "t", "s", map[string]any{"destination": webhookDest(g.URL)})
+	publish(t, b.URL, "t", egEvents("warm", 1))
+	eventually(t, 10*time.Second, func() error {
+		if g.delivered() != 1 {
+			return fmt.Errorf("not warm yet")
+		}
+		return nil
+	})
+	var wg sync.WaitGroup
+	var refused atomic.Int64
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				code, _, body := do(t, nil, http.MethodPost, b.URL+"/topics/t/events?"+apiVersion, "application/json",
+					egEvents(fmt.Sprint("p", w, "-", i, "-"), 5))
+				switch code {
+				case http.StatusOK:
+				case http.StatusServiceUnavailable:
+					refused.Add(1)
+				default:
+					t.Errorf("publish: %d %s", code, body)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := refused.Load(); n != 0 {
+		t.Errorf("%d of 60 publish requests refused with 503 while the subscriber was draining its share", n)
+	}
+	eventually(t, 30*time.Second, func() error {
+		if n := g.delivered(); n != 301-int(refused.Load())*5 {
+			return fmt.Errorf("%d delivered", n)
+		}
+		return nil
+	})
+}

@@ -69,9 +69,10 @@ type Options struct {
 	// it. Zero means DefaultAuthFailureLogInterval.
 	AuthFailureLogInterval time.Duration
 	// Admit, if not nil, is asked before a publish body is read whether a
-	// request of that many bytes could be queued; when it says no, the
-	// request gets 503 without being read.
-	Admit func(bytes int64) bool
+	// request of that many bytes could be queued; it may wait a little for
+	// room, until ctx is done. When it says no, the request gets 503
+	// without being read.
+	Admit func(ctx context.Context, bytes int64) bool
 	// DeliveryStatus, if not nil, adds the read-only deliveryStatus
 	// extension to subscription responses.
 	DeliveryStatus func(*eventgrid.EventSubscription) *resource.DeliveryStatus

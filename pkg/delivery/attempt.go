@@ -213,6 +213,7 @@ func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now
 		q.proven = true
 		q.failures, q.probation = 0, 0
 		q.ctl.succeeded(nowNs, e.opts.MaxPerSubscription)
+		q.delivered(nowNs)
 		if e.opts.LogDeliverySuccess {
 			b.notes = append(b.notes, note{kind: noteDelivered, events: len(b.items), attempt: b.DeliveryCount})
 		}
@@ -229,6 +230,7 @@ func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now
 		rest := copy(b.items, b.items[n:])
 		clear(b.items[rest:])
 		b.items = b.items[:rest]
+		q.delivered(nowNs)
 	}
 	q.failures++
 	if res.Outcome == OutcomeBusy {

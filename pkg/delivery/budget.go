@@ -48,11 +48,12 @@ type scratch struct {
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // Publish implements eventgrid.Publisher. A request that can never fit the
-// budget gets EPayloadTooLarge; one that does not fit now gets EQueueFull,
-// naming the subscription whose share is full when that is why. Every byte
-// the request leaves queued counts: the published events, and each
-// converted copy once, however many subscriptions share it.
-func (e *Engine) Publish(_ context.Context, p eventgrid.Publication) error {
+// budget gets EPayloadTooLarge; one that does not fit now is held for room
+// while what it waits for drains (room.go), then gets EQueueFull, naming
+// the subscription whose share is full when that is why. Every byte the
+// request leaves queued counts: the published events, and each converted
+// copy once, however many subscriptions share it.
+func (e *Engine) Publish(ctx context.Context, p eventgrid.Publication) error {
 	var pairs, bytes, copies int64
 	var accepted time.Time
 	sc := scratchPool.Get().(*scratch)
@@ -86,7 +87,12 @@ func (e *Engine) Publish(_ context.Context, p eventgrid.Publication) error {
 		e.metrics.Rejected(int(pairs))
 		return err
 	}
-	if err := e.enqueue(p, sc, pairs, bytes, accepted); err != nil {
+	err := e.enqueue(p, sc, pairs, bytes, accepted)
+	if err != nil {
+		err = e.hold(ctx, err, func() []*queue { return e.full(sc.shares) },
+			func() error { return e.enqueue(p, sc, pairs, bytes, accepted) })
+	}
+	if err != nil {
 		if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
 			e.metrics.Rejected(int(pairs))
 		}

@@ -37,6 +37,10 @@ type Engine struct {
 	queuedEvents atomic.Int64
 	queuedBytes  atomic.Int64
 	inFlight     atomic.Int64
+	// room wakes the publish requests held for room, and deliveredAt is
+	// when a delivery last freed budget, in ns since epoch (room.go).
+	room        room
+	deliveredAt atomic.Int64
 
 	// watch is the timer of the watchdog that finds suspect requests:
 	// watchOn says it is armed, as it is while requests are in flight, and

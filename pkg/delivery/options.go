@@ -63,6 +63,11 @@ type Options struct {
 	MaxQueuedBytes                 int64
 	MaxQueuedEventsPerSubscription int
 	MaxQueuedBytesPerSubscription  int64
+	// PublishHold is the longest a publish request that does not fit the
+	// budget is held for room, while the subscriptions, or the broker, it
+	// waits for have delivered within as long (room.go). Zero means the
+	// default, a second; a negative value refuses at once.
+	PublishHold time.Duration
 	// LogDeliverySuccess logs every delivered batch; LogDeliveryFailure
 	// every failed attempt; LogEventExpiry every event dropped by its retry
 	// policy.
@@ -118,6 +123,7 @@ func DefaultOptions() Options {
 		MaxQueuedBytes:                 256 << 20,
 		MaxQueuedEventsPerSubscription: 25000,
 		MaxQueuedBytesPerSubscription:  64 << 20,
+		PublishHold:                    time.Second,
 		LogDeliveryFailure:             true,
 		LogEventExpiry:                 true,
 		LogRateWindow:                  time.Minute,
@@ -177,6 +183,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxQueuedBytesPerSubscription <= 0 {
 		o.MaxQueuedBytesPerSubscription = min(d.MaxQueuedBytesPerSubscription, o.MaxQueuedBytes)
+	}
+	if o.PublishHold == 0 {
+		o.PublishHold = d.PublishHold
 	}
 	if o.LogRateWindow <= 0 {
 		o.LogRateWindow = d.LogRateWindow

@@ -58,6 +58,9 @@ type queue struct {
 	stallStart atomic.Int64
 	lastAnswer atomic.Int64
 	usual      atomic.Int64
+	// deliveredAt is when the subscription last delivered events, freeing
+	// its share, in ns since Engine.epoch (room.go).
+	deliveredAt atomic.Int64
 	// failures counts consecutive failed attempts; probation, when after
 	// now, is when the subscription's probation ends (CloudExponential: new
 	// events wait for it instead of being tried at once).

@@ -212,6 +212,7 @@ func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now
 		}
 		q.proven = true
 		q.failures, q.probation = 0, 0
+		q.ctl.answered(false)
 		q.ctl.succeeded(nowNs, e.opts.MaxPerSubscription)
 		q.delivered(nowNs)
 		if e.opts.LogDeliverySuccess {
@@ -233,6 +234,7 @@ func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now
 		q.delivered(nowNs)
 	}
 	q.failures++
+	q.ctl.answered(res.Outcome == OutcomeBusy)
 	if res.Outcome == OutcomeBusy {
 		q.ctl.overloaded(start, nowNs)
 	}

@@ -18,36 +18,71 @@ func TestControlLimit_SlowStartToTheMaximum(t *testing.T) {
 	}
 }
 
+// overload is an overload signal to a request sent at start, answered at
+// now, as the engine reports it.
+func (c *control) overload(start, now int64) {
+	c.answered(true)
+	c.overloaded(start, now)
+}
+
 func TestControlLimit_OverloadOncePerRoundTrip(t *testing.T) {
-	c := control{limit: 16, ceiling: 16}
+	c := control{limit: 16, win: 16, ceiling: 16}
+	for range 16 { // a round trip of successes
+		c.answered(false)
+	}
 	// Sixteen requests sent at 0..15 ms all answered 503 at 20 ms: one
-	// round trip, one decrease.
+	// round trip, one decrease, by half the share of overload signals
+	// among the answers so far: one in seventeen.
 	for start := range int64(16) {
-		c.overloaded(start*ms, 20*ms)
+		c.overload(start*ms, 20*ms)
 	}
-	if c.limit != 12 {
-		t.Fatalf("limit %d after a round of 503s, want 12", c.limit)
+	if c.limit != 15 {
+		t.Fatalf("limit %d after a round of 503s, want 15", c.limit)
 	}
-	// Requests sent after the decrease are of the next round.
-	for start := int64(21); start < 33; start++ {
-		c.overloaded(start*ms, 40*ms)
+	// Requests sent after the decrease are of the next round, and all
+	// answers since were 503s: halved.
+	for start := int64(21); start < 36; start++ {
+		c.overload(start*ms, 40*ms)
 	}
-	if c.limit != 9 {
-		t.Fatalf("limit %d after a second round of 503s, want 9", c.limit)
+	if c.limit != 7 {
+		t.Fatalf("limit %d after a second round of 503s, want 7", c.limit)
 	}
 	for i := range int64(20) {
-		c.overloaded((50+10*i)*ms, (55+10*i)*ms) // each its own round
+		c.overload((50+10*i)*ms, (55+10*i)*ms) // each its own round
 	}
 	if c.limit != 1 {
 		t.Errorf("limit %d after an endpoint answers 503 to everything, want 1", c.limit)
 	}
 }
 
+// TestControlLimit_ShareOfOverload: an endpoint that answers one request
+// in eight with 503, whatever the load, costs the limit a sixteenth per
+// round trip, which one more per round trip makes up for.
+func TestControlLimit_ShareOfOverload(t *testing.T) {
+	c := control{limit: 16, win: 16, ceiling: 16}
+	now := int64(0)
+	for range 100 { // round trips of 1 ms
+		start := now
+		now += ms
+		for i := range c.limit {
+			if i%8 == 7 {
+				c.overload(start, now)
+				continue
+			}
+			c.answered(false)
+			c.succeeded(now, 16)
+		}
+	}
+	if c.limit < 13 {
+		t.Errorf("limit %d after 100 round trips with one answer in eight a 503, want 13 at least", c.limit)
+	}
+}
+
 func TestControlLimit_RecoversWhenOverloadEnds(t *testing.T) {
-	c := control{limit: 16, ceiling: 16}
+	c := control{limit: 16, win: 16, ceiling: 16, answers: 2, busy: 1}
 	c.overloaded(0, 10*ms)
 	if c.limit != 12 || c.ceiling != 12 {
-		t.Fatalf("after a decrease: limit %d, ceiling %d; want 12, 12", c.limit, c.ceiling)
+		t.Fatalf("after a decrease: limit %d, ceiling %v; want 12, 12", c.limit, c.ceiling)
 	}
 	// At the ceiling, one more per round trip: twelve successes.
 	for range 11 {
@@ -72,7 +107,7 @@ func TestControlLimit_RecoversWhenOverloadEnds(t *testing.T) {
 }
 
 func TestControlLimit_ProbeAndGrowAgain(t *testing.T) {
-	c := control{limit: 16, ceiling: 16}
+	c := control{limit: 16, win: 16, ceiling: 16}
 	c.probe()
 	if c.limit != 1 {
 		t.Fatalf("limit %d on probation, want 1", c.limit)

@@ -39,13 +39,14 @@
 // # A subscription's concurrency follows its endpoint
 //
 // How many requests of a subscription may be in flight is sized by what
-// its endpoint says (control.go): 429 and 503 take a quarter off, at most
-// once per round trip; successes add one each, or one per round trip above
-// the limit the last overload left; other failures, which say nothing
-// about load, change nothing. A request in flight longer than four times
-// the subscription's usual answer time is stalled, and stops counting while
-// the endpoint answers other requests (stall.go), so that a few requests
-// that hang do not slow down the rest.
+// its endpoint says (control.go): 429 and 503 lower it, at most once per
+// round trip, by half their share of the answers since the last decrease;
+// successes add one each, or one per round trip above the limit the last
+// overload left; other failures, which say nothing about load, change
+// nothing. A request in flight longer than four times the subscription's
+// usual answer time is stalled, and stops counting while the endpoint
+// answers other requests (stall.go), so that a few requests that hang do
+// not slow down the rest.
 //
 // # Suspect requests leave the pool
 //

@@ -36,8 +36,8 @@ type Options struct {
 	// MaxConcurrent is the number of delivery workers. MaxPerSubscription
 	// bounds one subscription's concurrency: its requests in flight, not
 	// counting up to as many stalled ones. A subscription starts at one;
-	// each success adds one, 429 and 503 take a quarter off at most once
-	// per round trip, and other failures change nothing (control.go).
+	// each success adds one, 429 and 503 lower it at most once per round
+	// trip, and other failures change nothing (control.go).
 	// Unproven subscriptions (no success yet), failing ones and hung ones
 	// share at most half of the workers.
 	MaxConcurrent      int

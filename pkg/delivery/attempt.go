@@ -70,7 +70,7 @@ func (q *queue) serve(w *worker) {
 	if err == nil || res.StatusCode != 0 {
 		// Noted before the request stops counting as stalled: see hung.
 		q.noteAnswer(e.nanos(end) - begun)
-		storeMax(&q.lastAnswer, e.nanos(end))
+		storeMax(&q.answered, begun)
 	}
 	err = q.settle(w.state.Swap(idle), err, time.Duration(e.nanos(end)-begun))
 	if e.inFlight.Add(-1) == 0 {

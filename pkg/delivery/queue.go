@@ -50,13 +50,14 @@ type queue struct {
 	proven bool
 	// stalled counts the requests in flight that the watchdog found
 	// stalled (stall.go), stallStart is when the latest of them was sent,
-	// and lastAnswer when the latest answer came, in ns since Engine.epoch.
+	// and answered when the latest request that got an answer was sent,
+	// in ns since Engine.epoch.
 	// usual is the usual answer time, in ns (0 before the first answer).
 	// All are atomics: the watchdog reads them under Engine.sched, which
 	// may not take the queue's lock.
 	stalled    atomic.Int32
 	stallStart atomic.Int64
-	lastAnswer atomic.Int64
+	answered   atomic.Int64
 	usual      atomic.Int64
 	// deliveredAt is when the subscription last delivered events, freeing
 	// its share, in ns since Engine.epoch (room.go).

@@ -15,8 +15,8 @@ import "sync/atomic"
 // the concurrency meanwhile, and an endpoint that lets 7 % of its requests
 // hang was then served at a fraction of its rate.)
 //
-// An endpoint that has not answered since its latest stalled request was
-// sent may hang altogether (hung): its stalled requests keep counting, the
+// An endpoint that has answered no request sent after its latest stalled
+// one may hang altogether (hung): its stalled requests keep counting, the
 // subscription waits in the slow line and sends one request at a time, and
 // once that one has stalled, one more, whose answer tells whether the
 // endpoint hangs or only that request did. So an endpoint that hangs holds
@@ -34,10 +34,13 @@ func (q *queue) stallAfter() int64 {
 	return max(int64(q.e.opts.SuspectAfter)/50, 4*q.usual.Load())
 }
 
-// hung reports whether q has a stalled request and no answer has come from
-// its endpoint since the latest stalled request was sent.
+// hung reports whether q has a stalled request and its endpoint has
+// answered no request sent after the latest stalled one. Answers to
+// requests sent before it do not tell: when the broker, or the machine, is
+// slow for a moment, all requests are late, and the answers that come are
+// those of the oldest.
 func (q *queue) hung() bool {
-	return q.stalled.Load() > 0 && q.lastAnswer.Load() <= q.stallStart.Load()
+	return q.stalled.Load() > 0 && q.answered.Load() <= q.stallStart.Load()
 }
 
 // mayStartLocked reports whether q may start another request now.

@@ -231,6 +231,15 @@ func (s *settings) runChaos(name string, spec chaosSpec) (r result, err error) {
 		r.detail("seconds_to_50_90_99_percent", []float64{share(50), share(90), share(99)})
 		r.note("50%% of the pairs delivered after %.1f s, 90%% after %.1f s, 99%% after %.1f s", share(50), share(90), share(99))
 	}
+	if got.maxFails > 0 {
+		// With back-off intervals of 1 s and 2 s, an event that failed n
+		// times waited 1 + 2(n-1) s for its retries whatever the broker did.
+		floor := 1 + 2*(got.maxFails-1)
+		r.detail("most_failed_attempts_of_one_pair", got.maxFails)
+		r.detail("retry_schedule_floor_seconds", floor)
+		r.note("the unluckiest (event, subscription) pair failed %d times: %d s of back-off by the schedule alone",
+			got.maxFails, floor)
+	}
 	r.detail("duplicated_deliveries", got.dups)
 	r.detail("unknown_events", got.unknown)
 	r.detail("delivery_requests", got.requests)

@@ -37,7 +37,7 @@ func TestParseChaos(t *testing.T) {
 }
 
 func TestChaosRecord(t *testing.T) {
-	st := &chaosSub{seen: make([]bool, 10)}
+	st := &chaosSub{seen: make([]bool, 10), fails: make([]uint8, 10)}
 	var last atomic.Int64
 	b := newBatchBody(3, 200)
 	b.stamp(4, 1000)
@@ -50,6 +50,11 @@ func TestChaosRecord(t *testing.T) {
 	}
 	if last.Load() != 7000 {
 		t.Errorf("last new delivery at %d, want 7000", last.Load())
+	}
+	st.failed(b.buf) // ids 9, 10, 11: one within the run
+	st.failed(b.buf)
+	if st.fails[9] != 2 {
+		t.Errorf("event 9 failed %d times, want 2", st.fails[9])
 	}
 }
 

@@ -38,7 +38,8 @@ type faultySink struct {
 // chaosSub is what one subscription received.
 type chaosSub struct {
 	mu       sync.Mutex
-	seen     []bool // by event id
+	seen     []bool  // by event id
+	fails    []uint8 // failed attempts, by event id
 	distinct int64
 	dups     int64
 	unknown  int64
@@ -50,7 +51,7 @@ func newFaultySink(subs int, events int64, spec chaosSpec, late time.Duration, s
 	k := &faultySink{spec: spec, late: late, release: make(chan struct{}),
 		rng: rand.New(rand.NewPCG(seed, 0x6564676567726964))}
 	for range subs {
-		k.subs = append(k.subs, &chaosSub{seen: make([]bool, events)})
+		k.subs = append(k.subs, &chaosSub{seen: make([]bool, events), fails: make([]uint8, events)})
 	}
 	var err error
 	k.srv, k.ln, err = serveLoopback(k)
@@ -98,6 +99,9 @@ func (k *faultySink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if kind != "" {
+		k.subs[i].failed(body)
+	}
 	switch kind {
 	case "":
 		k.subs[i].record(body, time.Now().UnixNano(), &k.last)
@@ -129,16 +133,13 @@ func (k *faultySink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // idKey precedes each benchmark event's id.
 var idKey = []byte(`"id":"`)
 
-// record notes the events of a delivery answered 200.
-func (st *chaosSub) record(body []byte, now int64, last *atomic.Int64) {
-	lat, _ := latencies(body, now, nil)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	fresh := false
+// eachID calls f with the id of every benchmark event in body, or -1 for
+// an id that is not one.
+func eachID(body []byte, f func(id int64)) {
 	for rest := body; ; {
 		j := bytes.Index(rest, idKey)
 		if j < 0 {
-			break
+			return
 		}
 		rest = rest[j+len(idKey):]
 		n := 0
@@ -147,8 +148,22 @@ func (st *chaosSub) record(body []byte, now int64, last *atomic.Int64) {
 			id = id*10 + int64(rest[n]-'0')
 			n++
 		}
+		if n != idDigits {
+			id = -1
+		}
+		f(id)
+	}
+}
+
+// record notes the events of a delivery answered 200.
+func (st *chaosSub) record(body []byte, now int64, last *atomic.Int64) {
+	lat, _ := latencies(body, now, nil)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	fresh := false
+	eachID(body, func(id int64) {
 		switch {
-		case n != idDigits || id >= int64(len(st.seen)):
+		case id < 0 || id >= int64(len(st.seen)):
 			st.unknown++
 		case st.seen[id]:
 			st.dups++
@@ -158,11 +173,22 @@ func (st *chaosSub) record(body []byte, now int64, last *atomic.Int64) {
 			st.at = append(st.at, now)
 			fresh = true
 		}
-	}
+	})
 	st.lat = append(st.lat, lat...)
 	if fresh {
 		last.Store(max(last.Load(), now))
 	}
+}
+
+// failed counts a failed attempt for the events of a delivery.
+func (st *chaosSub) failed(body []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	eachID(body, func(id int64) {
+		if id >= 0 && id < int64(len(st.fails)) && st.fails[id] < 255 {
+			st.fails[id]++
+		}
+	})
 }
 
 // chaosTally is what the sink received, over all subscriptions.
@@ -172,6 +198,7 @@ type chaosTally struct {
 	last                              int64
 	lat                               []int64
 	at                                []int64 // first deliveries, Unix ns
+	maxFails                          int     // the most failed attempts of one event to one subscription
 }
 
 func (k *faultySink) tally() chaosTally {
@@ -188,6 +215,9 @@ func (k *faultySink) tally() chaosTally {
 		t.unknown += st.unknown
 		t.lat = append(t.lat, st.lat...)
 		t.at = append(t.at, st.at...)
+		for _, n := range st.fails {
+			t.maxFails = max(t.maxFails, int(n))
+		}
 		st.mu.Unlock()
 	}
 	return t

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/config"
 )
@@ -53,5 +56,32 @@ func TestNewLogger(t *testing.T) {
 	l.Info().Msg("hello")
 	if strings.HasPrefix(buf.String(), "{") || !strings.Contains(buf.String(), "hello") {
 		t.Errorf("console format wrote %q", buf.String())
+	}
+}
+
+// One warning names each misspelt key and the key it most likely meant.
+func TestWarnUnknownKeys(t *testing.T) {
+	var buf bytes.Buffer
+	warnUnknownKeys(zerolog.New(&buf), []string{"api__port=5899", "broker__maxTopics=3", "console__x=1", "PATH=/bin"})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d lines, want 2:\n%s", len(lines), buf.String())
+	}
+	for i, want := range []map[string]any{
+		{"level": "warn", "key": "api__port", "nearestKey": "api__httpPort"},
+		{"level": "warn", "key": "console__x"},
+	} {
+		var got map[string]any
+		if err := json.Unmarshal([]byte(lines[i]), &got); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("line %d: %s = %v, want %v", i, k, got[k], v)
+			}
+		}
+		if _, has := got["nearestKey"]; has != (want["nearestKey"] != nil) {
+			t.Errorf("line %d: nearestKey present = %v: %s", i, has, lines[i])
+		}
 	}
 }

@@ -30,9 +30,25 @@ func main() {
 		os.Exit(2)
 	}
 	logger := newLogger(os.Stdout, cfg)
+	warnUnknownKeys(logger, os.Environ())
 	if err := run(ctx, cfg, logger, nil); err != nil {
 		logger.Error().Err(err).Msg("edgegrid stopped with an error")
 		os.Exit(1)
+	}
+}
+
+// warnUnknownKeys logs one warning for each variable of environ under the
+// broker's prefixes that is no key it reads: most likely a misspelt key,
+// which would otherwise be without effect and without a word. The broker
+// still starts, so that a manifest written for a newer version does not stop
+// an older one.
+func warnUnknownKeys(log zerolog.Logger, environ []string) {
+	for _, u := range config.UnknownKeys(environ) {
+		ev := log.Warn().Str("key", u.Name)
+		if u.Nearest != "" {
+			ev = ev.Str("nearestKey", u.Nearest)
+		}
+		ev.Msg("environment variable ignored: it is not a configuration key of this version (docs/configuration.md)")
 	}
 }
 

@@ -1,30 +1,25 @@
 package main
 
 import (
+	"time"
+
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/config"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/pull"
-	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
-// newQueues builds the queue subscriptions' store. Each queue subscription
-// gets the per-subscription share of the queue budget; the broker-wide
-// limits are charged through brokerBudget.
-func newQueues(cfg config.Config, engine *delivery.Engine, dl delivery.DeadLetterer, prom *metrics.Prometheus, log zerolog.Logger) (*pull.Store, *metrics.Pull) {
+// newQueues builds the queue subscriptions' store. Its events count in
+// the broker's budget, which the dispatcher claims for them.
+func newQueues(cfg config.Config, dl eventgrid.DeadLetterer, prom *metrics.Prometheus, log zerolog.Logger) (*pull.Store, *metrics.Pull) {
 	o := pull.Options{
-		MaxEventsPerSubscription: cfg.MaxQueuedEventsPerSubscription,
-		MaxBytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
-		Global:                   brokerBudget{engine},
-		TimeScale:                float64(cfg.QueueTimeScale),
-		Transform:                convertSchema,
-		DeadLetterer:             deadLetterAdapter{dl},
-		LogDeliverySuccess:       cfg.LogDeliverySuccess,
-		LogDeliveryFailure:       cfg.LogDeliveryFailure,
-		LogEventExpiry:           cfg.LogEventExpiry,
+		MaxWaiting:   cfg.MaxWaitingReceives,
+		TimeScale:    float64(cfg.QueueTimeScale),
+		DeadLetterer: dl,
+		DeliveryLogs: deliveryLogs(cfg),
 	}
 	var m *metrics.Pull
 	if prom != nil {
@@ -38,44 +33,22 @@ func newQueues(cfg config.Config, engine *delivery.Engine, dl delivery.DeadLette
 	return s, m
 }
 
-// brokerBudget charges queued pull events against the broker-wide limits
-// (broker__maxQueuedEvents, broker__maxQueuedBytes) that the push engine
-// keeps, so that push and pull subscriptions share one budget.
-type brokerBudget struct{ engine *delivery.Engine }
-
-func (b brokerBudget) Reserve(events int, bytes int64) bool {
-	return b.engine.ReserveGlobal(events, bytes)
+// receiveGrace is how long receive answers being written get to finish at
+// the stop: a short grace, never more than broker__stopTimeoutInSeconds.
+func receiveGrace(cfg config.Config) time.Duration {
+	stop := time.Duration(cfg.StopTimeoutSeconds) * time.Second
+	if stop <= 0 {
+		return -1 // cut at once
+	}
+	return min(api.DefaultReceiveGrace, stop)
 }
 
-func (b brokerBudget) Release(events int, bytes int64) { b.engine.ReleaseGlobal(events, bytes) }
-
-// deadLetterAdapter hands queue subscriptions' dead letters to the push
-// engine's dead-letter writer, which writes them in the same blob layout.
-type deadLetterAdapter struct{ w delivery.DeadLetterer }
-
-func (a deadLetterAdapter) DeadLetter(l pull.DeadLetter) {
-	a.w.DeadLetter(delivery.DeadLetter{
-		Subscription: l.Subscription,
-		Body:         l.Body,
-		Reason:       l.Reason,
-		Attempts:     l.DeliveryCount,
-		LastAttempt:  l.LastReceive,
-		Published:    l.Published,
-		Done:         l.Done,
-	})
-}
-
-// withQueueStatus reports a queue subscription's counts in deliveryStatus,
-// and asks push for the others.
-func withQueueStatus(s *pull.Store, push func(*eventgrid.EventSubscription) *resource.DeliveryStatus) func(*eventgrid.EventSubscription) *resource.DeliveryStatus {
-	return func(sub *eventgrid.EventSubscription) *resource.DeliveryStatus {
-		if !sub.IsQueue() {
-			return push(sub)
-		}
-		c, ok := s.Counts(sub)
-		if !ok {
-			return nil
-		}
-		return &resource.DeliveryStatus{Queue: &resource.QueueStatus{Available: c.Available, Locked: c.Locked, Delayed: c.Delayed}}
+// deliveryLogs are the log switches of both delivery modes, from the same
+// keys.
+func deliveryLogs(cfg config.Config) eventgrid.DeliveryLogs {
+	return eventgrid.DeliveryLogs{
+		LogDeliverySuccess: cfg.LogDeliverySuccess,
+		LogDeliveryFailure: cfg.LogDeliveryFailure,
+		LogEventExpiry:     cfg.LogEventExpiry,
 	}
 }

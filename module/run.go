@@ -12,10 +12,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/certs"
 	"github.com/edgegrid/edgegrid/pkg/config"
+	"github.com/edgegrid/edgegrid/pkg/console"
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/edgehub"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
@@ -36,43 +39,66 @@ var version = "dev"
 type listening func(scheme string, addr net.Addr)
 
 // run wires the broker from cfg and serves until ctx is done, then shuts
-// down: listeners stop accepting, requests in flight finish, deliveries in
-// flight get the stop timeout, and queued events are discarded.
+// down within broker__stopTimeoutInSeconds: listeners stop accepting,
+// requests in flight finish, deliveries in flight get what is left of the
+// stop timeout, and queued events are discarded (see lifecycle). A failed
+// start closes what it had started, the same way.
 func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen listening) error {
 	log.Info().Str("version", version).Interface("config", cfg.Fields()).Msg("edgegrid starting with this configuration")
 	if cfg.DefaultIsPersisted || cfg.BackoffIsPersisted {
 		log.Warn().Msg("broker__defaultIsPersisted and broker__backoffIsPersisted are ignored: events are kept in memory by design")
 	}
+	lc := &lifecycle{log: log}
+	if err := start(ctx, cfg, log, onListen, lc); err != nil {
+		lc.stop(cfg)
+		return err
+	}
+	<-ctx.Done()
+	log.Info().Int("stopTimeoutSeconds", cfg.StopTimeoutSeconds).Msg("stopping: no longer accepting requests")
+	lc.stop(cfg)
+	log.Info().Msg("edgegrid stopped")
+	return nil
+}
+
+// start starts the broker's components in order, adding each to lc as it
+// starts: profiling, certificates, metrics, the senders, the delivery
+// modes, the listeners, and last the followers of the declared
+// configuration.
+func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen listening, lc *lifecycle) error {
 	if cfg.PprofAddress != "" {
 		stopPprof, err := startPprof(cfg.PprofAddress, log)
 		if err != nil {
 			return fmt.Errorf("debug__pprofAddress: %w", err)
 		}
-		defer stopPprof()
+		lc.add("pprof", ignoringContext(stopPprof))
 	}
 	sec, err := setupSecurity(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	sec.start(ctx)
-	defer func() {
-		if err := sec.close(); err != nil {
-			log.Warn().Err(err).Msg("stopping certificate refresh")
-		}
-	}()
-	rep, prom, stopReporter := newReporter(ctx, cfg, log)
-	defer stopReporter()
+	lc.add("certs", sec.close)
+	rep, prom, closeReporter := newReporter(ctx, cfg, log)
+	lc.add("metrics", closeReporter)
 	out, err := newSenders(cfg, sec, log)
 	if err != nil {
 		return err
 	}
-	defer out.close() // after the engine: deliveries in flight finish first
-	b := newBroker(cfg, out, rep, prom, sec, log)
-	if err := b.start(ctx, cfg, sec, log, onListen); err != nil {
+	if out.edge != nil {
+		lc.add("edgehub", out.edge.Close)
+	}
+	b := newBroker(cfg, out, rep, prom, sec, log, lc)
+	if b.declared, err = newDeclared(cfg, b.registry, b.edge, log); err != nil {
 		return err
 	}
-	<-ctx.Done()
-	b.stop(cfg, log)
+	lc.add("api", b.api.Close)
+	if err := openListeners(cfg, b.api, sec, log, onListen); err != nil {
+		return err
+	}
+	// The declaration is applied, and followed, in the background, so
+	// that /healthz answers whatever declared endpoints do.
+	b.declared.follow(ctx)
+	lc.add("desired", b.declared.close)
 	return nil
 }
 
@@ -82,7 +108,6 @@ type senders struct {
 	hooks  *webhook.Sender
 	queues *storagequeue.Sender
 	edge   *edgehub.Client
-	close  func()
 }
 
 // newSenders builds a sender for each destination type, sharing the
@@ -123,11 +148,9 @@ func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders,
 		hooks:  hooks,
 		queues: queues,
 		edge:   edge,
-		close:  func() {},
 	}
 	if edge != nil {
 		s.router[eventgrid.EdgeHub] = edge
-		s.close = func() { edge.Close() }
 	}
 	return s, nil
 }
@@ -141,45 +164,37 @@ type broker struct {
 	api         *api.Server
 	// pulled holds the queue subscriptions' events.
 	pulled *pull.Store
+	// dispatcher splits publications between engine and pulled.
+	dispatcher *dispatch.Dispatcher
 	// edge is the edgeHub connection (nil outside IoT Edge), which also
 	// carries the module twin.
 	edge *edgehub.Client
-	// ready reports whether every desired-configuration source has been
-	// applied once; set by start before the listeners open.
-	ready func() bool
+	// declared follows the declared configuration's sources; set by start
+	// before the listeners open.
+	declared *declared
 }
 
-// newBroker wires the engine, the dead-letter writer, the registry and the
-// API over the senders and the metrics reporter (rep and prom may be nil).
-func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger) *broker {
-	dlOpts := deadletter.Options{
-		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
-		MaxWait:       time.Duration(cfg.DeadLetterMaxWaitSeconds) * time.Second,
-	}
-	if prom != nil {
-		dlOpts.Metrics = prom
-	}
-	b := &broker{deadLetters: deadletter.New(dlOpts, log), edge: out.edge}
-	engineOpts := deliveryOptions(cfg)
-	engineOpts.DeadLetterer = b.deadLetters
-	var engineMetrics delivery.Metrics
-	if rep != nil {
-		engineMetrics = rep
-	}
-	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
-	var pullMetrics *metrics.Pull
-	b.pulled, pullMetrics = newQueues(cfg, b.engine, b.deadLetters, prom, log)
-	obs := observers{&pull.PushObserver{Next: b.engine}, b.pulled, out.hooks, out.queues}
+// newBroker wires the delivery modes, the registry and the API over the
+// senders and the metrics reporter (rep and prom may be nil), adding what
+// it starts to lc.
+func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger, lc *lifecycle) *broker {
+	b := &broker{edge: out.edge}
+	pullMetrics := b.startModes(cfg, out, rep, prom, log, lc)
+	// The dead-letter writer is told too: a deleted subscription's letters
+	// waiting for storage leave the budget at once.
+	obs := observers{b.dispatcher, out.hooks, out.queues, b.deadLetters}
 	if pullMetrics != nil {
 		obs = append(obs, pullMetrics)
 	}
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
-	apiOpts.DeliveryStatus = withQueueStatus(b.pulled, deliveryStatus(b.engine))
+	apiOpts.Status = b.dispatcher
 	apiOpts.Queues = b.pulled
-	apiOpts.Admit = b.engine.AdmitWait
+	apiOpts.Admitter = b.dispatcher
+	apiOpts.Console = console.New()
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
+		rep.CollectHeld(b.dispatcher.Holdings)
 		obs = append(obs, rep)
 		apiOpts.Metrics = rep
 	}
@@ -191,57 +206,52 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	regOpts := registryOptions(cfg)
 	regOpts.Handshake = out.hooks.Handshake
 	b.registry = registry.New(regOpts, obs)
-	// /readyz asks the desired configuration's sources, which start
-	// follows before any listener opens.
-	apiOpts.Ready = func() bool { return b.ready() }
-	b.api = api.New(apiOpts, b.registry, pull.Publisher{Store: b.pulled, Push: b.engine}, log)
+	// /readyz asks the declared configuration's sources, which start sets
+	// up before any listener opens, and shows their status.
+	apiOpts.Ready = func() bool { return b.declared.rec.Ready() }
+	apiOpts.ReadyDetail = func() any { return readyDetail(b.declared.rec.Status()) }
+	b.api = api.New(apiOpts, b.registry, registry.NewRouter(b.registry, b.dispatcher), log)
 	return b
 }
 
-// start applies the desired configuration, keeps following its live
-// sources, and opens the listeners; on failure it stops what it started.
-func (b *broker) start(ctx context.Context, cfg config.Config, sec *security, log zerolog.Logger, onListen listening) error {
-	ready, err := startDesiredConfig(ctx, cfg, b.registry, b.edge, log)
-	if err != nil {
-		b.pulled.Close()
-		b.engine.Close(0)
-		b.deadLetters.Close(context.Background())
-		return err
+// startModes starts the delivery side: the dead-letter writer, the push
+// engine and the queue store, each added to lc, and the dispatcher over
+// them, sharing one budget. It returns the queue store's metrics, if any.
+func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, log zerolog.Logger, lc *lifecycle) *metrics.Pull {
+	dlOpts := deadletter.Options{
+		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
+		MaxWait:       time.Duration(cfg.DeadLetterMaxWaitSeconds) * time.Second,
 	}
-	b.ready = ready
-	if err := openListeners(cfg, b.api, sec, log, onListen); err != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = b.api.Close(sctx)
-		b.pulled.Close()
-		b.engine.Close(0)
-		b.deadLetters.Close(context.Background())
-		return err
+	if prom != nil {
+		dlOpts.Metrics = prom
 	}
-	return nil
-}
-
-// stop shuts down within broker__stopTimeoutInSeconds: the listeners stop
-// accepting and requests in flight finish, then deliveries in flight, then
-// the dead letters get what is left, and a second at least.
-func (b *broker) stop(cfg config.Config, log zerolog.Logger) {
-	log.Info().Int("stopTimeoutSeconds", cfg.StopTimeoutSeconds).Msg("stopping: no longer accepting requests")
-	deadline := time.Now().Add(time.Duration(cfg.StopTimeoutSeconds) * time.Second)
-	sctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	// Receives waiting for events answer at once, with none; the events
-	// still queued are dropped and counted.
-	b.pulled.Close()
-	if err := b.api.Close(sctx); err != nil {
-		log.Warn().Err(err).Msg("requests still in flight at the stop timeout were cut off")
+	b.deadLetters = deadletter.New(dlOpts, log)
+	// The dead letters get what is left of the stop timeout, and a second
+	// at least.
+	lc.add("deadletter", atLeast(time.Second, b.deadLetters.Close))
+	engineOpts := deliveryOptions(cfg)
+	engineOpts.DeadLetterer = b.deadLetters
+	var engineMetrics delivery.Metrics
+	if rep != nil {
+		engineMetrics = rep
 	}
-	b.engine.Close(time.Until(deadline))
-	dctx, dcancel := context.WithDeadline(context.Background(), maxTime(deadline, time.Now().Add(time.Second)))
-	defer dcancel()
-	if n := b.deadLetters.Close(dctx); n > 0 {
-		log.Warn().Int("events", n).Msg("dead letters not written before the stop timeout were dropped")
+	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
+	lc.add("delivery", b.engine.Close)
+	var pullMetrics *metrics.Pull
+	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, prom, log)
+	lc.add("pull", b.pulled.Close)
+	dispatchOpts := dispatch.Options{
+		Budget:      engineOpts.Budget,
+		Push:        b.engine,
+		Queues:      b.pulled,
+		Transform:   convertSchema,
+		PublishHold: time.Second,
 	}
-	log.Info().Msg("edgegrid stopped")
+	if rep != nil {
+		dispatchOpts.Metrics = rep
+	}
+	b.dispatcher = dispatch.New(dispatchOpts)
+	return pullMetrics
 }
 
 // openListeners opens the listeners inbound__serverAuth__tlsPolicy asks
@@ -279,25 +289,24 @@ func openListeners(cfg config.Config, srv *api.Server, sec *security, log zerolo
 
 func deliveryOptions(cfg config.Config) delivery.Options {
 	return delivery.Options{
-		DefaultMaxDeliveryAttempts:     cfg.DefaultMaxDeliveryAttempts,
-		DefaultTTL:                     time.Duration(cfg.DefaultEventTTLSeconds) * time.Second,
-		DefaultMaxEventsPerBatch:       cfg.DefaultMaxEventsPerBatch,
-		DefaultMaxBatchBytes:           cfg.DefaultMaxBatchSizeInBytes,
-		Backoff:                        [2]time.Duration{cfg.BackoffIntervals[0], cfg.BackoffIntervals[1]},
-		DeliverTimeout:                 time.Duration(cfg.DeliverTimeoutSeconds) * time.Second,
-		MaxConcurrent:                  cfg.MaxConcurrentDeliveries,
-		MaxPerSubscription:             cfg.MaxDeliveriesPerSubscription,
-		MaxQueuedEvents:                cfg.MaxQueuedEvents,
-		MaxQueuedBytes:                 cfg.MaxQueuedBytes,
-		MaxQueuedEventsPerSubscription: cfg.MaxQueuedEventsPerSubscription,
-		MaxQueuedBytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
-		DefaultSchedule:                eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
-		ExponentialScale:               float64(cfg.ExponentialScale),
-		ProbationAfterFailures:         cfg.ProbationAfterFailures,
-		Transform:                      convertSchema,
-		LogDeliverySuccess:             cfg.LogDeliverySuccess,
-		LogDeliveryFailure:             cfg.LogDeliveryFailure,
-		LogEventExpiry:                 cfg.LogEventExpiry,
+		DefaultMaxDeliveryAttempts: cfg.DefaultMaxDeliveryAttempts,
+		DefaultTTL:                 time.Duration(cfg.DefaultEventTTLSeconds) * time.Second,
+		DefaultMaxEventsPerBatch:   cfg.DefaultMaxEventsPerBatch,
+		DefaultMaxBatchBytes:       cfg.DefaultMaxBatchSizeInBytes,
+		Backoff:                    [2]time.Duration{cfg.BackoffIntervals[0], cfg.BackoffIntervals[1]},
+		DeliverTimeout:             time.Duration(cfg.DeliverTimeoutSeconds) * time.Second,
+		MaxConcurrent:              cfg.MaxConcurrentDeliveries,
+		MaxPerSubscription:         cfg.MaxDeliveriesPerSubscription,
+		Budget: budget.New(budget.Limits{
+			Events:                int64(cfg.MaxQueuedEvents),
+			Bytes:                 cfg.MaxQueuedBytes,
+			EventsPerSubscription: int64(cfg.MaxQueuedEventsPerSubscription),
+			BytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
+		}),
+		DefaultSchedule:        eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
+		ExponentialScale:       float64(cfg.ExponentialScale),
+		ProbationAfterFailures: cfg.ProbationAfterFailures,
+		DeliveryLogs:           deliveryLogs(cfg),
 	}
 }
 
@@ -332,6 +341,7 @@ func apiOptions(cfg config.Config) api.Options {
 		ReadHeaderTimeout:    time.Duration(cfg.ReadHeaderTimeoutSeconds) * time.Second,
 		MaxHeaderBytes:       cfg.MaxHeaderBytes,
 		RetryAfter:           min(max(cfg.BackoffIntervals[0], time.Second), time.Minute),
+		ReceiveGrace:         receiveGrace(cfg),
 	}
 }
 
@@ -373,11 +383,4 @@ func convertSchema(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body
 		return out
 	}
 	return body
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

@@ -26,10 +26,13 @@ type security struct {
 	auth      *auth.Authenticator
 	outbound  certs.OutboundOptions
 
-	runners []interface {
-		Run(context.Context)
-		Close() error
-	}
+	runners []runner
+}
+
+// runner is a certificate source that refreshes itself until it is closed.
+type runner interface {
+	Run(context.Context)
+	Close(context.Context) error
 }
 
 // setupSecurity builds the certificate sources and the authenticator from
@@ -121,10 +124,7 @@ func (b *securityBuilder) serverTLS(ctx context.Context) error {
 		return err
 	}
 	b.s.serverTLS = certs.ServerConfig(src, b.cfg.ClientCertEnabled)
-	if r, ok := src.(interface {
-		Run(context.Context)
-		Close() error
-	}); ok {
+	if r, ok := src.(runner); ok {
 		b.s.runners = append(b.s.runners, r)
 	}
 	return nil
@@ -229,10 +229,10 @@ func (s *security) start(ctx context.Context) {
 }
 
 // close stops the refreshing sources and waits for them.
-func (s *security) close() error {
+func (s *security) close(ctx context.Context) error {
 	var errs []error
 	for _, r := range s.runners {
-		errs = append(errs, r.Close())
+		errs = append(errs, r.Close(ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -28,7 +28,7 @@ func TestSetupSecurity_LogsComponentOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sec.close()
+	defer sec.close(context.Background())
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) < 2 {
 		t.Fatalf("want the certificate lines, got %q", buf.String())

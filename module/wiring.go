@@ -9,9 +9,9 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
-	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
 // observers tells several observers about every subscription change, in
@@ -30,54 +30,45 @@ func (o observers) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 	}
 }
 
+// CheckSubscriptionPut implements eventgrid.SubscriptionGuard: the change
+// is refused when any of the observers refuses it.
+func (o observers) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription) error {
+	for _, x := range o {
+		if g, ok := x.(eventgrid.SubscriptionGuard); ok {
+			if err := g.CheckSubscriptionPut(old, sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // reporter is what metrics__reporterType selects: Prometheus (served at
 // /metrics) or Console (logged periodically); both measure the same things.
 type reporter interface {
 	api.Metrics
 	delivery.Metrics
+	dispatch.Metrics
 	eventgrid.SubscriptionObserver
 	Collect(func() delivery.Stats)
+	CollectHeld(func() dispatch.Holdings)
 }
 
 // newReporter returns the configured reporter, its /metrics handler (nil
-// unless Prometheus) and a function to stop it (which logs a last summary
-// for Console). It returns a nil reporter for "none".
-func newReporter(ctx context.Context, cfg config.Config, log zerolog.Logger) (reporter, *metrics.Prometheus, func()) {
+// unless Prometheus) and its Close (which logs a last summary for
+// Console). It returns a nil reporter for "none".
+func newReporter(ctx context.Context, cfg config.Config, log zerolog.Logger) (reporter, *metrics.Prometheus, func(context.Context) error) {
+	nothing := func(context.Context) error { return nil }
 	switch cfg.MetricsReporterType {
 	case config.ReporterPrometheus:
 		p := metrics.NewPrometheus()
-		return p, p, func() {}
+		return p, p, nothing
 	case config.ReporterConsole:
 		c := metrics.NewConsole(time.Duration(cfg.MetricsReportingIntervalSeconds)*time.Second, log)
 		if err := c.Run(ctx); err != nil {
 			log.Warn().Err(err).Msg("console metrics reporter did not start")
 		}
-		return c, nil, func() { _ = c.Close() }
+		return c, nil, c.Close
 	}
-	return nil, nil, func() {}
-}
-
-// deliveryStatus reports a subscription's queue for the deliveryStatus
-// extension of subscription responses.
-func deliveryStatus(e *delivery.Engine) func(*eventgrid.EventSubscription) *resource.DeliveryStatus {
-	return func(sub *eventgrid.EventSubscription) *resource.DeliveryStatus {
-		st, ok := e.QueueStats(sub)
-		if !ok {
-			return nil
-		}
-		ds := &resource.DeliveryStatus{
-			Ready:            st.Ready,
-			InBackoff:        st.Backoff[0] + st.Backoff[1] + st.Scheduled,
-			InFlight:         st.InFlight,
-			ConcurrencyLimit: st.ConcurrencyLimit,
-			LastError:        st.LastError,
-		}
-		if !st.LastFailure.IsZero() {
-			ds.LastFailureTime = st.LastFailure.UTC().Format(time.RFC3339Nano)
-		}
-		if !st.ProbationUntil.IsZero() {
-			ds.ProbationUntil = st.ProbationUntil.UTC().Format(time.RFC3339Nano)
-		}
-		return ds
-	}
+	return nil, nil, nothing
 }

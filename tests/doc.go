@@ -1,4 +1,6 @@
 // Package tests holds black-box tests of edgegrid: they build the real
 // broker binary, start it as a process with an environment like the one IoT
 // Edge gives it, and talk to it over loopback HTTP(S) like its users do.
+// TestReadmeWalkthrough and TestDocs go further and paste the hands-on
+// blocks of README.md and docs/ into a shell, as a reader does.
 package tests

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
 // brokerBin is the broker binary built once for the whole package.
@@ -66,9 +68,10 @@ type broker struct {
 	TLS  string // HTTPS base URL, when the HTTPS listener is on
 	done chan struct{}
 
+	raw logbuf.Buffer // everything it printed
+
 	mu   sync.Mutex
 	logs []map[string]any
-	raw  bytes.Buffer
 	err  error // Wait's result
 }
 
@@ -86,7 +89,7 @@ func startBroker(t testing.TB, env map[string]string) *broker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.cmd.Stderr = &lockedWriter{b: b}
+	b.cmd.Stderr = &b.raw
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -96,9 +99,8 @@ func startBroker(t testing.TB, env map[string]string) *broker {
 		for sc.Scan() {
 			line := sc.Bytes()
 			var m map[string]any
+			_, _ = b.raw.Write(append(slices.Clip(line), '\n')) // never into the scanner's buffer
 			b.mu.Lock()
-			b.raw.Write(line)
-			b.raw.WriteByte('\n')
 			if json.Unmarshal(line, &m) == nil {
 				b.logs = append(b.logs, m)
 			}
@@ -138,14 +140,6 @@ func startBroker(t testing.TB, env map[string]string) *broker {
 		return nil
 	})
 	return b
-}
-
-type lockedWriter struct{ b *broker }
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.b.mu.Lock()
-	defer w.b.mu.Unlock()
-	return w.b.raw.Write(p)
 }
 
 // runToExit runs the broker with env, expecting it to stop by itself (a
@@ -196,11 +190,7 @@ func (b *broker) Stop() {
 }
 
 // Output returns everything the broker printed.
-func (b *broker) Output() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.raw.String()
-}
+func (b *broker) Output() string { return b.raw.String() }
 
 // Logs returns the JSON log lines whose message is msg.
 func (b *broker) Logs(msg string) []map[string]any {

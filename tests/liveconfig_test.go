@@ -95,7 +95,7 @@ func TestLiveConfig_ConfigMapSwap(t *testing.T) {
 	})})
 	b := startBroker(t, fastEnv("desired_config_file", filepath.Join(cm.dir, "desired.json"),
 		"desired_config_pollIntervalInSeconds", "1"))
-	mustDo(t, http.MethodGet, b.URL+"/readyz", "", nil, http.StatusOK)
+	waitReady(t, b)
 	createSubscription(t, b.URL, "orders", "api", map[string]any{"destination": webhookDest(api.URL + "/api")})
 
 	publish(t, b.URL, "orders", egEvents("a", 2))
@@ -157,6 +157,18 @@ func TestLiveConfig_ConfigMapSwap(t *testing.T) {
 	if l := b.Logs("edgegrid starting with this configuration"); len(l) != 1 {
 		t.Errorf("%d starts, want 1", len(l))
 	}
+}
+
+// waitReady waits until /readyz answers 200: the declared configuration
+// is applied once the listeners are open, not before.
+func waitReady(t testing.TB, b *broker) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error {
+		if code, _, body := do(t, nil, http.MethodGet, b.URL+"/readyz", "", nil); code != http.StatusOK {
+			return fmt.Errorf("readyz %d: %s", code, body)
+		}
+		return nil
+	})
 }
 
 func subURLOf(base, topic, name string) string {

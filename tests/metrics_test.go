@@ -154,10 +154,25 @@ func TestMetrics_Prometheus(t *testing.T) {
 		mustScrape(t, sec.URL, "aeg-sas-key", "k1")
 	})
 
-	t.Run("NoneServesNothing", func(t *testing.T) {
-		none := startBroker(t, devEnv())
-		if code, _, _ := do(t, nil, http.MethodGet, none.URL+"/metrics", "", nil); code != 404 {
-			t.Errorf("/metrics with reporterType none = %d, want 404", code)
+	t.Run("OffSaysWhichKeyTurnsThemOn", func(t *testing.T) {
+		// A reader who follows a page to /metrics learns which key serves
+		// them, not that the path is unknown; authentication still comes
+		// first, as on every route.
+		for _, reporter := range []string{"", "none", "console"} {
+			env := merge(devEnv(), "inbound__clientAuth__sasKeys__enabled", "true", "inbound__clientAuth__sasKeys__key1", "k1")
+			if reporter != "" {
+				env["metrics__reporterType"] = reporter
+			}
+			off := startBroker(t, env)
+			if code, _, _ := do(t, nil, http.MethodGet, off.URL+"/metrics", "", nil); code != 401 {
+				t.Errorf("reporterType %q: /metrics without credentials = %d, want 401", reporter, code)
+			}
+			code, _, body := do(t, nil, http.MethodGet, off.URL+"/metrics?"+apiVersion, "", nil, "aeg-sas-key", "k1")
+			want := `{"error":{"code":"NotFound","details":{"code":"NotFound","message":"Metrics are not served: the broker serves them at /metrics with metrics__reporterType=prometheus."}}}`
+			if code != 404 || strings.TrimSpace(string(body)) != want {
+				t.Errorf("reporterType %q: /metrics = %d %s, want 404 %s", reporter, code, body, want)
+			}
+			off.Stop()
 		}
 	})
 

@@ -58,6 +58,7 @@ func TestBootstrap(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := startBroker(t, merge(devEnv(), env...))
+			waitReady(t, b)
 			// The valid entries exist and behave like API-created ones.
 			var sub struct {
 				Properties struct {

@@ -35,8 +35,8 @@ func TestPull_MaxDeliveryCount(t *testing.T) {
 	if len(first) != 1 || len(second) != 1 || *second[0].BrokerProperties.DeliveryCount != 2 {
 		t.Fatalf("received %v then %v; want the event twice", ids(first), ids(second))
 	}
-	if _, err := r.AcknowledgeEvents(t.Context(), lockTokens(first), nil); statusCode(err) != http.StatusBadRequest {
-		t.Fatalf("acknowledging an expired lock: %v; want 400 TokenLost", err)
+	if res, err := r.AcknowledgeEvents(t.Context(), lockTokens(first), nil); err != nil || len(res.FailedLockTokens) != 1 || *res.FailedLockTokens[0].Error.Code != "TokenLost" {
+		t.Fatalf("acknowledging an expired lock: %+v, %v; want TokenLost and no error", res.AcknowledgeEventsResult, err)
 	}
 	eventually(t, 20*time.Second, func() error {
 		if n := p.metric(t, `eventgrid_queue_dropped_total{reason="MaxDeliveryCountExceeded",subscription="q",topic="t"}`); n != 1 {
@@ -73,8 +73,8 @@ func TestPull_LockExpiryRealTime(t *testing.T) {
 	if len(second) != 1 || *second[0].BrokerProperties.DeliveryCount != 2 || waited < 59*time.Second {
 		t.Fatalf("received %v after %v; want the event again once its 60 s lock expired", ids(second), waited)
 	}
-	if _, err := r.ReleaseEvents(t.Context(), lockTokens(first), nil); statusCode(err) != http.StatusBadRequest {
-		t.Fatalf("releasing the expired lock: %v; want 400 TokenLost", err)
+	if res, err := r.ReleaseEvents(t.Context(), lockTokens(first), nil); err != nil || len(res.FailedLockTokens) != 1 || *res.FailedLockTokens[0].Error.Code != "TokenLost" {
+		t.Fatalf("releasing the expired lock: %+v, %v; want TokenLost and no error", res.ReleaseEventsResult, err)
 	}
 	if res, err := r.AcknowledgeEvents(t.Context(), lockTokens(second), nil); err != nil || len(res.SucceededLockTokens) != 1 {
 		t.Fatalf("acknowledge: %+v %v", res, err)
@@ -201,7 +201,8 @@ func TestPull_Conservation(t *testing.T) {
 
 // TestPull_DeadLetter: rejected events, events past their delivery count
 // and past their time to live land in the dead-letter container, in the
-// layout push subscriptions use, with their reasons.
+// layout push subscriptions use, with their reasons and how their last
+// receive ended.
 func TestPull_DeadLetter(t *testing.T) {
 	az := azurite.Start(t)
 	connStr := az.ConnectionString(azurite.Key)
@@ -232,6 +233,8 @@ func TestPull_DeadLetter(t *testing.T) {
 		}
 		return nil
 	})
+	// How each event's last receive ended; never "None".
+	outcome := map[string]string{"e0": "Rejected", "e1": "Released", "e2": "LockExpired", "e3": "NeverReceived"}
 	for key, ev := range letters {
 		id := fmt.Sprint(ev["id"])
 		attempts := 1.0
@@ -240,6 +243,13 @@ func TestPull_DeadLetter(t *testing.T) {
 		}
 		if ev["deadletterreason"] != want[id] || ev["deliveryattempts"] != attempts || ev["source"] != "/devices/d1" {
 			t.Errorf("dead letter %s: %v; want reason %s after %v deliveries", key, ev, want[id], attempts)
+		}
+		if ev["lastdeliveryoutcome"] != outcome[id] {
+			t.Errorf("dead letter %s: lastdeliveryoutcome %v, want %s", key, ev["lastdeliveryoutcome"], outcome[id])
+		}
+		if _, ok := ev["lastdeliveryattempttime"]; ok != (attempts > 0) || ev["lasthttpstatuscode"] != nil {
+			t.Errorf("dead letter %s: lastdeliveryattempttime %v, lasthttpstatuscode %v; want the time of the receive, when there was one, and no status",
+				key, ev["lastdeliveryattempttime"], ev["lasthttpstatuscode"])
 		}
 	}
 	if n := p.metric(t, `eventgrid_queue_dead_lettered_total{reason="MaxDeliveryCountExceeded",subscription="q",topic="t"}`); n != 2 {

@@ -186,10 +186,11 @@ func TestPull_SDK(t *testing.T) {
 		if len(res.SucceededLockTokens) != 1 || len(res.FailedLockTokens) != 1 || *res.FailedLockTokens[0].Error.Code != "BadRequest" {
 			t.Fatalf("acknowledge answered %+v", res.AcknowledgeEventsResult)
 		}
-		// Acknowledging again: no token succeeds, 400.
-		_, err = app1.AcknowledgeEvents(t.Context(), lockTokens(got)[:1], nil)
-		if statusCode(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "TokenLost") {
-			t.Fatalf("second acknowledge: %v; want 400 with TokenLost", err)
+		// Acknowledging again: no token succeeds, and the answer says so
+		// token by token, with no error.
+		second, err := app1.AcknowledgeEvents(t.Context(), lockTokens(got)[:1], nil)
+		if err != nil || len(second.SucceededLockTokens) != 0 || len(second.FailedLockTokens) != 1 || *second.FailedLockTokens[0].Error.Code != "TokenLost" {
+			t.Fatalf("second acknowledge: %+v, %v; want TokenLost for the token and no error", second.AcknowledgeEventsResult, err)
 		}
 		// Release the other: it goes to the back, delivered a second time.
 		if res, err := app1.ReleaseEvents(t.Context(), lockTokens(got)[1:], nil); err != nil || len(res.SucceededLockTokens) != 1 {
@@ -248,6 +249,47 @@ func TestPull_SDK(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("AllFailedSettlement", func(t *testing.T) {
+		// Every operation answers a settlement whose every token failed
+		// with the outcome of each token, and no error.
+		if _, err := sender.SendEvent(t.Context(), cloudEvents(t, "settled-", 1)[0], nil); err != nil {
+			t.Fatal(err)
+		}
+		got := receive(t, app1, 1, 10)
+		if _, err := app1.AcknowledgeEvents(t.Context(), lockTokens(got), nil); err != nil {
+			t.Fatal(err)
+		}
+		toks := append(lockTokens(got), "bogus")
+		type outcome struct {
+			succeeded []string
+			failed    []aznamespaces.FailedLockToken
+			err       error
+		}
+		for op, settle := range map[string]func() outcome{
+			"acknowledge": func() outcome {
+				r, err := app1.AcknowledgeEvents(t.Context(), toks, nil)
+				return outcome{r.SucceededLockTokens, r.FailedLockTokens, err}
+			},
+			"release": func() outcome {
+				r, err := app1.ReleaseEvents(t.Context(), toks, nil)
+				return outcome{r.SucceededLockTokens, r.FailedLockTokens, err}
+			},
+			"reject": func() outcome {
+				r, err := app1.RejectEvents(t.Context(), toks, nil)
+				return outcome{r.SucceededLockTokens, r.FailedLockTokens, err}
+			},
+			"renewLock": func() outcome {
+				r, err := app1.RenewEventLocks(t.Context(), toks, nil)
+				return outcome{r.SucceededLockTokens, r.FailedLockTokens, err}
+			},
+		} {
+			o := settle()
+			if o.err != nil || len(o.succeeded) != 0 || len(o.failed) != 2 || *o.failed[0].Error.Code != "TokenLost" || *o.failed[1].Error.Code != "BadRequest" {
+				t.Errorf("%s of an acknowledged and a bogus token: %v succeeded, %d failed, %v; want both failed, TokenLost and BadRequest, and no error", op, o.succeeded, len(o.failed), o.err)
+			}
+		}
 	})
 
 	t.Run("LongPollWokenByPublish", func(t *testing.T) {

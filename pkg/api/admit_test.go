@@ -18,7 +18,7 @@ func TestPublish_AdmitBeforeReading(t *testing.T) {
 	var full atomic.Bool
 	var asked atomic.Int64
 	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
-		o.Admit = func(_ context.Context, n int64) bool { asked.Store(n); return !full.Load() }
+		o.Admitter = admitFunc(func(_ context.Context, n int64) bool { asked.Store(n); return !full.Load() })
 	}))
 	ts.MustPutTopic(t, "t", "")
 	ts.MustPutSubscription(t, "t", "s", webhook(nil))
@@ -47,7 +47,7 @@ func TestPublish_AdmitBeforeReading(t *testing.T) {
 // nothing, so a full broker does not refuse it.
 func TestPublish_NoSubscriptionsNeverFull(t *testing.T) {
 	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
-		o.Admit = func(context.Context, int64) bool { return false }
+		o.Admitter = admitFunc(func(context.Context, int64) bool { return false })
 	}))
 	ts.MustPutTopic(t, "empty", "")
 	body := brokertest.MustJSON(t, []any{egEvent("1")})
@@ -55,3 +55,8 @@ func TestPublish_NoSubscriptionsNeverFull(t *testing.T) {
 		t.Fatalf("publish to a topic without subscriptions on a full broker: %d %s", r.Status, r.Body)
 	}
 }
+
+// admitFunc adapts a function to api.Admitter.
+type admitFunc func(ctx context.Context, bytes int64) bool
+
+func (f admitFunc) Admit(ctx context.Context, bytes int64) bool { return f(ctx, bytes) }

@@ -1,8 +1,6 @@
 package api_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -14,8 +12,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/auth"
-	"github.com/edgegrid/edgegrid/pkg/internal/mock"
-	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
 // authMetrics records AuthFailed calls.
@@ -39,35 +36,6 @@ func (untyped) Authenticate(*http.Request) (string, error) {
 	return "refused", errors.New("no")
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// refusals returns the "not authenticated" log lines.
-func (s *syncBuffer) refusals(t *testing.T) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		var m map[string]any
-		if line == "" || json.Unmarshal([]byte(line), &m) != nil {
-			continue
-		}
-		if m["message"] == "request refused: not authenticated" {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // Every refused request is counted under its kind; the log gets one line
 // per interval, naming the kind and never the credential.
 func TestAuthFailures_CountedAndLogRateLimited(t *testing.T) {
@@ -86,10 +54,10 @@ func TestAuthFailures_CountedAndLogRateLimited(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &authMetrics{counts: map[string]int{}}
-			logs := &syncBuffer{}
+			logs := &logbuf.Buffer{}
 			opts := api.DefaultOptions()
 			opts.Authenticator, opts.Metrics, opts.AuthFailureLogInterval = tt.authn, m, time.Hour
-			srv := api.New(opts, registry.New(registry.DefaultOptions(), &mock.SubscriptionObserver{}), &mock.Recorder{}, zerolog.New(logs))
+			srv := newServer(opts, zerolog.New(logs))
 			addr, err := srv.Open("127.0.0.1:0", nil)
 			if err != nil {
 				t.Fatal(err)
@@ -117,7 +85,7 @@ func TestAuthFailures_CountedAndLogRateLimited(t *testing.T) {
 				t.Errorf("counted %v, want %d under %s", m.counts, n, tt.want)
 			}
 			m.mu.Unlock()
-			lines := logs.refusals(t)
+			lines := logs.Messages(t, "request refused: not authenticated")
 			if len(lines) != 1 {
 				t.Fatalf("%d log lines for %d refusals within the interval, want 1: %v", len(lines), n, lines)
 			}
@@ -125,7 +93,7 @@ func TestAuthFailures_CountedAndLogRateLimited(t *testing.T) {
 			if l["level"] != "warn" || l["reason"] != tt.want || l["path"] != "/topics" || l["suppressedSinceLastLine"] != 0.0 || l["remote"] != "127.0.0.1" {
 				t.Errorf("log line %v, want a warning with reason %s, path /topics, suppressedSinceLastLine 0 and the peer's address (not X-Forwarded-For)", l, tt.want)
 			}
-			if all := logs.b.String(); strings.Contains(all, secret) || strings.Contains(all, wrongKey) {
+			if all := logs.String(); strings.Contains(all, secret) || strings.Contains(all, wrongKey) {
 				t.Errorf("a key reached the log: %s", all)
 			}
 		})

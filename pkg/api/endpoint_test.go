@@ -13,8 +13,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
-	"github.com/edgegrid/edgegrid/pkg/internal/mock"
-	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
@@ -110,7 +108,7 @@ func TestTopicEndpoint_PrefersHTTPSListener(t *testing.T) {
 	ca := testpki.NewCA(t, "ca")
 	cert := ca.Issue(t, "eventgridmodule", []string{"eventgridmodule"}, []net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(time.Hour))
 	opts := api.DefaultOptions()
-	srv := api.New(opts, registry.New(registry.DefaultOptions(), &mock.SubscriptionObserver{}), &mock.Recorder{}, zerolog.Nop())
+	srv := newServer(opts, zerolog.Nop())
 	plain, err := srv.Open("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)

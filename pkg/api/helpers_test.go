@@ -38,6 +38,7 @@ type testServer struct {
 	Registry *registry.Registry
 	Recorder *mock.Recorder
 	Observer *mock.SubscriptionObserver
+	Server   *api.Server
 }
 
 // serverConfig is what MustOpenServer builds the server from; options
@@ -75,7 +76,8 @@ func MustOpenServer(tb testing.TB, opts ...serverOption) *testServer {
 		Client:   &http.Client{Timeout: 10 * time.Second},
 	}
 	ts.Registry = registry.New(cfg.registry, ts.Observer)
-	srv := api.New(cfg.api, ts.Registry, ts.Recorder, zerolog.Nop())
+	srv := api.New(cfg.api, ts.Registry, registry.NewRouter(ts.Registry, ts.Recorder), zerolog.Nop())
+	ts.Server = srv
 	addr, err := srv.Open("127.0.0.1:0", nil)
 	if err != nil {
 		tb.Fatalf("Open: %v", err)
@@ -215,6 +217,7 @@ var statusNames = map[int]string{
 	http.StatusBadRequest:            "BadRequest",
 	http.StatusNotFound:              "NotFound",
 	http.StatusMethodNotAllowed:      "MethodNotAllowed",
+	http.StatusConflict:              "Conflict",
 	http.StatusRequestEntityTooLarge: "RequestEntityTooLarge",
 	http.StatusUnsupportedMediaType:  "UnsupportedMediaType",
 	http.StatusServiceUnavailable:    "ServiceUnavailable",
@@ -257,4 +260,11 @@ func jsonText(tb testing.TB, v any) string {
 		tb.Fatalf("encode: %v", err)
 	}
 	return string(b)
+}
+
+// newServer is an API server over a fresh registry whose publications are
+// recorded and dropped.
+func newServer(opts api.Options, log zerolog.Logger) *api.Server {
+	reg := registry.New(registry.DefaultOptions(), &mock.SubscriptionObserver{})
+	return api.New(opts, reg, registry.NewRouter(reg, &mock.Recorder{}), log)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -41,12 +42,18 @@ var namespaceActions = map[string]string{
 // reliably), so the action becomes a segment of its own. It goes before the
 // name, so that the name stays the last segment of its routes. Topic and
 // subscription names cannot hold a ':', so the last one starts the action.
+// Every action takes POST: another method gets 405 here, before a route
+// could see (and name) the rewritten path.
 func splitAction(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := c.Request().URL
 		if strings.HasPrefix(u.Path, "/topics/") {
 			if i := strings.LastIndexByte(u.Path, ':'); i > 0 && u.Path[i-1] != '/' && !strings.Contains(u.Path[i:], "/") {
 				if action, ok := namespaceActions[strings.ToLower(u.Path[i+1:])]; ok {
+					if c.Request().Method != http.MethodPost {
+						c.Response().Header().Set(echo.HeaderAllow, http.MethodPost)
+						return eventgrid.Errorf(eventgrid.EMethodNotAllowed, ":%s takes POST only.", action)
+					}
 					j := strings.LastIndexByte(u.Path[:i], '/')
 					u.Path = u.Path[:j] + "/$" + action + u.Path[j:i]
 					u.RawPath = ""
@@ -92,14 +99,14 @@ func (s *Server) namespaceRoutes(auth echo.MiddlewareFunc) {
 // It answers {} as Event Grid namespaces do.
 func (s *Server) namespacePublish(c echo.Context) error {
 	start := time.Now()
-	topic, routes, err := s.registry.Routes(param(c, "topic"))
+	topic, subscribed, err := s.publisher.Topic(param(c, "topic"))
 	if err != nil {
 		return err
 	}
 	if topic.InputSchema != eventgrid.CloudEventSchemaV1_0 {
 		return eventgrid.Errorf(eventgrid.EInvalidSchema, "Topic %q takes %s events; :publish takes CloudEvents only, so it needs a topic whose inputSchema is %s.", topic.Name, topic.InputSchema, eventgrid.CloudEventSchemaV1_0)
 	}
-	if err := s.acceptMeasured(c, topic, routes, false, start); err != nil {
+	if err := s.acceptMeasured(c, topic, subscribed, false, start); err != nil {
 		return err
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, []byte("{}"))
@@ -108,7 +115,7 @@ func (s *Server) namespacePublish(c echo.Context) error {
 // queueSubscription returns the subscription of the request's path, which
 // must be a queue subscription.
 func (s *Server) queueSubscription(c echo.Context) (*eventgrid.EventSubscription, error) {
-	sub, err := s.registry.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
+	sub, err := s.resources.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
 	if err != nil {
 		return nil, err
 	}
@@ -132,48 +139,6 @@ func intQuery(c echo.Context, name string, def, lo, hi int) (int, error) {
 		return 0, eventgrid.Errorf(eventgrid.EBadRequest, "The query parameter %s must be an integer between %d and %d; got %q.", name, lo, hi, v)
 	}
 	return n, nil
-}
-
-func (s *Server) receive(c echo.Context) error {
-	maxEvents, err := intQuery(c, "maxEvents", 1, 1, 100)
-	if err != nil {
-		return err
-	}
-	waitSeconds, err := intQuery(c, "maxWaitTime", 60, 10, 120)
-	if err != nil {
-		return err
-	}
-	sub, err := s.queueSubscription(c)
-	if err != nil {
-		return err
-	}
-	wait := time.Duration(waitSeconds) * time.Second
-	// A long poll outlasts the server's request timeout: this request gets
-	// the wait on top of it.
-	rc := http.NewResponseController(c.Response())
-	deadline := time.Now().Add(wait + s.opts.RequestTimeout)
-	_ = rc.SetReadDeadline(deadline)
-	_ = rc.SetWriteDeadline(deadline)
-	got, err := s.opts.Queues.Receive(c.Request().Context(), sub, maxEvents, wait)
-	if err != nil {
-		return err
-	}
-	out := make([]byte, 0, 64+len(got)*128)
-	out = append(out, `{"value":[`...)
-	for i, r := range got {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"brokerProperties":{"lockToken":`...)
-		out = rawjson.AppendString(out, r.LockToken)
-		out = append(out, `,"deliveryCount":`...)
-		out = strconv.AppendInt(out, int64(r.DeliveryCount), 10)
-		out = append(out, `},"event":`...)
-		out = append(out, r.Body...)
-		out = append(out, '}')
-	}
-	out = append(out, "]}"...)
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
 }
 
 // settleRequest is the body of every settlement.
@@ -218,30 +183,20 @@ func (s *Server) settle(kind string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		var req settleRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			var ute *json.UnmarshalTypeError
-			if errors.As(err, &ute) {
-				return eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens must be a JSON array of strings.")
-			}
-			return eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON; send {\"lockTokens\": [\"…\"]}.")
-		}
-		if len(req.LockTokens) == 0 {
-			return eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens is required and must hold at least one lock token.")
-		}
-		if len(req.LockTokens) > maxLockTokens {
-			return eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens holds %d lock tokens; at most %d are accepted.", len(req.LockTokens), maxLockTokens)
+		tokens, err := decodeLockTokens(body)
+		if err != nil {
+			return err
 		}
 		var res pull.Result
 		switch kind {
 		case pull.SettleAcknowledge:
-			res, err = s.opts.Queues.Acknowledge(sub, req.LockTokens)
+			res, err = s.opts.Queues.Acknowledge(sub, tokens)
 		case pull.SettleRelease:
-			res, err = s.opts.Queues.Release(sub, req.LockTokens, delay)
+			res, err = s.opts.Queues.Release(sub, tokens, delay)
 		case pull.SettleReject:
-			res, err = s.opts.Queues.Reject(sub, req.LockTokens)
+			res, err = s.opts.Queues.Reject(sub, tokens)
 		default:
-			res, err = s.opts.Queues.RenewLocks(sub, req.LockTokens)
+			res, err = s.opts.Queues.RenewLocks(sub, tokens)
 		}
 		if err != nil {
 			return err
@@ -251,14 +206,59 @@ func (s *Server) settle(kind string) echo.HandlerFunc {
 			out.SucceededLockTokens = []string{}
 		}
 		for _, f := range res.Failed {
-			out.FailedLockTokens = append(out.FailedLockTokens, failedLockTok{LockToken: f.LockToken, Error: failedError{Code: f.Code, Message: f.Message}})
+			out.FailedLockTokens = append(out.FailedLockTokens, failedLockTok{LockToken: echoToken(f.LockToken), Error: failedError{Code: f.Code, Message: f.Message}})
 		}
-		status := http.StatusOK
-		if len(res.Succeeded) == 0 {
-			status = http.StatusBadRequest
-		}
-		return c.JSON(status, out)
+		// 200 whatever the tokens' fates, as Azure answers: each token's
+		// outcome is in the lists.
+		return c.JSON(http.StatusOK, out)
 	}
+}
+
+// decodeLockTokens reads a settlement's body, {"lockTokens": ["…"]}: 400
+// naming the field for anything else, a member named twice included.
+func decodeLockTokens(body []byte) ([]string, error) {
+	if _, err := rawjson.ValidStrict(body); err != nil {
+		var se *rawjson.StrictError
+		if errors.As(err, &se) && se.Kind == rawjson.DuplicateName {
+			return nil, eventgrid.Errorf(eventgrid.EBadRequest, "The request body names %s more than once; send {\"lockTokens\": [\"…\"]} with lockTokens once.", strconv.Quote(se.Path))
+		}
+		if errors.As(err, &se) {
+			return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid: %v.", err)
+		}
+		return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON; send {\"lockTokens\": [\"…\"]}.")
+	}
+	if rawjson.KindOf(body) != rawjson.Object {
+		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "The request body must be a JSON object: {\"lockTokens\": [\"…\"]}.")
+	}
+	var req settleRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens must be a JSON array of strings.")
+	}
+	if len(req.LockTokens) == 0 {
+		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens is required and must hold at least one lock token.")
+	}
+	if len(req.LockTokens) > maxLockTokens {
+		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens holds %d lock tokens; at most %d are accepted.", len(req.LockTokens), maxLockTokens)
+	}
+	return req.LockTokens, nil
+}
+
+// maxEchoedToken bounds the bytes of a failed lock token echoed in a
+// settlement's answer: a lock token of this broker is 22 characters, and a
+// client must not make the broker answer megabytes by sending them.
+const maxEchoedToken = 64
+
+// echoToken returns t as a failed token is echoed: cut after
+// maxEchoedToken bytes (on a character boundary) and marked with "…".
+func echoToken(t string) string {
+	if len(t) <= maxEchoedToken {
+		return t
+	}
+	n := maxEchoedToken
+	for n > 0 && !utf8.RuneStart(t[n]) {
+		n--
+	}
+	return t[:n] + "…"
 }
 
 // releaseDelay reads releaseDelayInSeconds, one of pull.ReleaseDelays.

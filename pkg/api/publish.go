@@ -10,7 +10,6 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
-	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
@@ -66,11 +65,11 @@ func (s *Server) publishOne(c echo.Context) error   { return s.publish(c, true) 
 
 func (s *Server) publish(c echo.Context, single bool) error {
 	start := time.Now()
-	topic, routes, err := s.registry.Routes(param(c, "topic"))
+	topic, subscribed, err := s.publisher.Topic(param(c, "topic"))
 	if err != nil {
 		return err // unknown topics are not measured: their names are the client's
 	}
-	if err := s.acceptMeasured(c, topic, routes, single, start); err != nil {
+	if err := s.acceptMeasured(c, topic, subscribed, single, start); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusOK)
@@ -78,8 +77,8 @@ func (s *Server) publish(c echo.Context, single bool) error {
 
 // acceptMeasured is accept, with the request counted in the publish
 // metrics by its answer's status.
-func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, routes []registry.Route, single bool, start time.Time) error {
-	received, unmatched, err := s.accept(c, topic, routes, single, start)
+func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, subscribed, single bool, start time.Time) error {
+	received, unmatched, err := s.accept(c, topic, subscribed, single, start)
 	status := http.StatusOK
 	if err != nil {
 		status = statusOf(err)
@@ -88,9 +87,10 @@ func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, routes []
 	return err
 }
 
-// accept decodes, matches and queues a publish request's events. It returns
-// how many events were accepted and how many of those matched nothing.
-func (s *Server) accept(c echo.Context, topic eventgrid.Topic, routes []registry.Route, single bool, now time.Time) (received, unmatched int, err error) {
+// accept decodes a publish request's events and hands them to the
+// publisher. It returns how many events were accepted and how many of those
+// matched nothing.
+func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subscribed, single bool, now time.Time) (received, unmatched int, err error) {
 	mt, err := mediaType(c)
 	if err != nil {
 		return 0, 0, err
@@ -102,7 +102,7 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, routes []registry
 	}
 	// A topic without subscriptions queues nothing, so it is never refused
 	// for a full broker.
-	if s.opts.Admit != nil && len(routes) > 0 && !s.opts.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)) {
+	if s.opts.Admitter != nil && subscribed && !s.opts.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)) {
 		return 0, 0, s.queueFull(eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events while subscribers catch up; retry later."))
 	}
 	body, release, err := s.readPooledBody(c)
@@ -120,22 +120,14 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, routes []registry
 	if err != nil {
 		return 0, 0, err
 	}
-	deliveries := registry.Match(scratch.deliveries[:0], events, routes)
-	scratch.deliveries = deliveries
-	if len(deliveries) > 0 {
-		var size int64
-		for _, ev := range events {
-			size += int64(len(ev.Body))
+	unmatched, err = s.publisher.Publish(c.Request().Context(), topic, events)
+	if err != nil {
+		if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
+			return 0, 0, s.queueFull(err)
 		}
-		p := eventgrid.Publication{Topic: topic, Deliveries: deliveries, Size: size}
-		if err := s.publisher.Publish(c.Request().Context(), p); err != nil {
-			if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
-				return 0, 0, s.queueFull(err)
-			}
-			return 0, 0, err
-		}
+		return 0, 0, err
 	}
-	return len(events), len(events) - len(deliveries), nil
+	return len(events), unmatched, nil
 }
 
 // queueFull adds the Retry-After advice to a queue-full error.
@@ -144,12 +136,11 @@ func (s *Server) queueFull(err error) error {
 }
 
 // publishScratch is the memory one publish request reuses from an earlier
-// one: its Event structs and the slices that route them. The publisher keeps
-// only the events' bodies, so all of it is free again once Publish returns.
+// one: its Event structs. The publisher keeps only the events' bodies, so
+// all of it is free again once Publish returns.
 type publishScratch struct {
 	schema.Scratch
-	deliveries []eventgrid.Delivery
-	single     [1]*eventgrid.Event
+	single [1]*eventgrid.Event
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(publishScratch) }}
@@ -157,8 +148,6 @@ var scratchPool = sync.Pool{New: func() any { return new(publishScratch) }}
 // release clears the scratch, so it pins no event memory, and pools it.
 func (p *publishScratch) release() {
 	p.Reset()
-	clear(p.deliveries)
-	p.deliveries = p.deliveries[:0]
 	p.single[0] = nil
 	scratchPool.Put(p)
 }

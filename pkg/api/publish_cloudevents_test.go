@@ -39,8 +39,8 @@ func TestPublish_CloudEventsStructured(t *testing.T) {
 		{"SingleRouteJSON", "/topics/ce/events/1", edgeVersion, ctJSON, ceEvent("1"), []string{ceCanonical("1")}},
 		{"SingleRouteIDFromURL", "/topics/ce/events/u1", edgeVersion, ctCloudEvent,
 			`{"specversion":"1.0","source":"/src","type":"T","data":{"n":1}}`, []string{ceCanonical("u1")}},
-		{"AttributeNamesAnyCase", "/topics/ce/events", edgeVersion, ctCloudEvent,
-			`{"SpecVersion":"1.0","Id":"1","Source":"/src","Type":"T","DataSchema":"https://s","Subject":"sub","MyExt":"x","Data":{"n":1}}`,
+		{"CoreAttributeNamesAnyCase", "/topics/ce/events", edgeVersion, ctCloudEvent,
+			`{"SpecVersion":"1.0","Id":"1","Source":"/src","Type":"T","DataSchema":"https://s","Subject":"sub","myext":"x","Data":{"n":1}}`,
 			[]string{`{"specversion":"1.0","id":"1","source":"/src","type":"T","subject":"sub","dataschema":"https://s","myext":"x","data":{"n":1}}`}},
 	}
 	for _, tt := range tests {
@@ -120,6 +120,12 @@ func TestPublish_CloudEventsInvalid(t *testing.T) {
 		{"SingleGetsArray", "/topics/ce/events", ctCloudEvent, `[]`, nil, eventgrid.EInvalidJSON, nil},
 		{"BinaryMissingType", "/topics/ce/events", ctJSON, `{}`, map[string]string{"ce-specversion": "1.0", "ce-id": "1", "ce-source": "/s"}, eventgrid.EInvalidEvent, []string{"type"}},
 		{"BinaryBadJSONBody", "/topics/ce/events", ctJSON, `{`, map[string]string{"ce-specversion": "1.0", "ce-id": "1", "ce-source": "/s", "ce-type": "T"}, eventgrid.EInvalidJSON, nil},
+		{"ExtensionNameNotLowerCase", "/topics/ce/events", ctCloudEvent, `{"specversion":"1.0","id":"1","source":"/s","type":"T","MyExt":"x"}`, nil,
+			eventgrid.EInvalidEvent, []string{"index 0", `"MyExt" is not a valid attribute name`}},
+		{"EmptySubject", "/topics/ce/events", ctCloudEvent, `{"specversion":"1.0","id":"1","source":"/s","type":"T","subject":""}`, nil,
+			eventgrid.EInvalidEvent, []string{"index 0", `"subject" must not be empty`}},
+		{"BinaryBadContentType", "/topics/ce/events", "xyz", `x`, map[string]string{"ce-specversion": "1.0", "ce-id": "1", "ce-source": "/s", "ce-type": "T"},
+			eventgrid.EInvalidEvent, []string{"index 0", `"datacontenttype" must be a media type`}},
 		{"BinaryBadTime", "/topics/ce/events", ctJSON, `{}`, map[string]string{"ce-specversion": "1.0", "ce-id": "1", "ce-source": "/s", "ce-type": "T", "ce-time": "yesterday"}, eventgrid.EInvalidEvent, []string{"time"}},
 	}
 	for _, tt := range tests {

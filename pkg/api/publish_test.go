@@ -289,17 +289,25 @@ func TestPublish_PublisherFailures(t *testing.T) {
 	}
 }
 
-// TestPublish_FakePublisher checks the API against the function-field fake:
-// the request context reaches the publisher.
+// TestPublish_FakePublisher checks the API against the function-field fake
+// of its publish path, without a registry or a subscription behind it: the
+// request context and the decoded events reach the publisher, and its
+// count of unmatched events reaches the metrics.
 func TestPublish_FakePublisher(t *testing.T) {
-	opts := registry.DefaultOptions()
-	opts.WebhookHTTPSOnly = false
-	reg := registry.New(opts, nil)
+	reg := registry.New(registry.DefaultOptions(), nil)
 	calls := make(chan context.Context, 1)
-	pub := &mock.Publisher{PublishFn: func(ctx context.Context, _ eventgrid.Publication) error {
-		calls <- ctx
-		return nil
-	}}
+	pub := &mock.EventPublisher{
+		TopicFn: func(name string) (eventgrid.Topic, bool, error) {
+			return eventgrid.Topic{Name: name, InputSchema: eventgrid.EventGridSchema}, true, nil
+		},
+		PublishFn: func(ctx context.Context, topic eventgrid.Topic, events []*eventgrid.Event) (int, error) {
+			if topic.Name != "t" || len(events) != 1 || events[0].ID != "1" {
+				t.Errorf("published %s %v; want event 1 to t", topic.Name, events)
+			}
+			calls <- ctx
+			return 0, nil
+		},
+	}
 	srv := api.New(api.DefaultOptions(), reg, pub, zerolog.Nop())
 	addr, err := srv.Open("127.0.0.1:0", nil)
 	if err != nil {
@@ -308,15 +316,7 @@ func TestPublish_FakePublisher(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close(context.Background()) })
 	base := "http://" + addr.String()
 	client := &http.Client{Timeout: 5 * time.Second}
-	st, _, _ := brokertest.Do(t, client, http.MethodPut, base+"/topics/t?api-version="+edgeVersion, "", nil)
-	if st != http.StatusOK {
-		t.Fatalf("PUT topic: %d", st)
-	}
-	st, _, b := brokertest.Do(t, client, http.MethodPut, base+"/topics/t/eventSubscriptions/s?api-version="+edgeVersion, ctJSON, webhook(nil))
-	if st != http.StatusOK {
-		t.Fatalf("PUT subscription: %d %s", st, b)
-	}
-	st, _, b = brokertest.Do(t, client, http.MethodPost, base+"/topics/t/events?api-version="+edgeVersion, ctJSON, []any{egEvent("1")})
+	st, _, b := brokertest.Do(t, client, http.MethodPost, base+"/topics/t/events?api-version="+edgeVersion, ctJSON, []any{egEvent("1")})
 	if st != http.StatusOK {
 		t.Fatalf("publish: %d %s", st, b)
 	}

@@ -28,6 +28,19 @@ func TestReadyz(t *testing.T) {
 		check(t, "/readyz", http.StatusOK, "Ready")
 		check(t, "/ReadyZ", http.StatusOK, "Ready")
 	})
+	t.Run("with the declared configuration's status", func(t *testing.T) {
+		ts := MustOpenServer(t, withAPI(func(o *api.Options) {
+			o.Ready = func() bool { return true }
+			o.ReadyDetail = func() any {
+				return []map[string]any{{"source": "desired_config_file", "skipped": map[string]any{"eventSubscriptions": map[string]string{"hot": "why"}}}}
+			}
+		}))
+		r := ts.doVersion(t, http.MethodGet, "/readyz", "", "", nil)
+		mustStatus(t, r, http.StatusOK)
+		if got := jsonText(t, mustObject(t, r.Body)); got != `{"desiredConfig":[{"skipped":{"eventSubscriptions":{"hot":"why"}},"source":"desired_config_file"}],"status":"Ready"}` {
+			t.Errorf("readyz %s", got)
+		}
+	})
 	t.Run("without a Ready function", func(t *testing.T) {
 		ts := MustOpenServer(t)
 		r := ts.doVersion(t, http.MethodGet, "/readyz", "", "", nil)

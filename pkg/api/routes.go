@@ -28,6 +28,10 @@ func (s *Server) routes() {
 		// The api-version the docs show on the metrics URL is tolerated,
 		// not required.
 		e.GET("/metrics", echo.WrapHandler(s.opts.MetricsHandler), s.authenticate)
+	} else {
+		// Metrics are off by default: say which key turns them on rather
+		// than that the path is unknown (docs/metrics.md).
+		e.GET("/metrics", metricsOff, s.authenticate)
 	}
 
 	// The api-version check is route middleware, not a group's: an echo
@@ -47,6 +51,12 @@ func (s *Server) routes() {
 	e.PUT("/topics/:topic/eventSubscriptions/:sub", s.putSubscription, auth, edge)
 	e.GET("/topics/:topic/eventSubscriptions/:sub", s.getSubscription, auth, edge)
 	e.DELETE("/topics/:topic/eventSubscriptions/:sub", s.deleteSubscription, auth, edge)
+	e.Pre(fullURLAction)
+	const fullURL = "/topics/:topic/eventSubscriptions/$getFullUrl/:sub"
+	e.POST(fullURL, s.getFullURL, auth, requireFullURLAction, edge)
+	// Other methods would otherwise reach the subscription's routes with
+	// "$getFullUrl/{s}" for a name.
+	e.Match([]string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch}, fullURL, methodNotAllowed, requireFullURLAction)
 
 	e.POST("/topics/:topic/events", s.publishBatch, auth, edge)
 	e.POST("/topics/:topic/events/:id", s.publishOne, auth, edge)
@@ -54,6 +64,69 @@ func (s *Server) routes() {
 	e.POST("/topics/:topic/api/events", s.publishBatch, auth, requireAPIVersion(cloudAPIVersions))
 
 	s.namespaceRoutes(auth)
+
+	if s.opts.Console != nil {
+		page := echo.WrapHandler(s.opts.Console)
+		for _, p := range []string{consolePath, consolePath + "/*"} {
+			e.GET(p, page)
+			e.HEAD(p, page)
+		}
+	}
+}
+
+// consolePath is where the console page is served; its paths are file
+// paths, left as they are by canonicalPath.
+const consolePath = "/console"
+
+// fullURLAction rewrites "/topics/{t}/eventSubscriptions/{s}/getFullUrl"
+// (any case) to "/topics/{t}/eventSubscriptions/$getFullUrl/{s}", for the
+// reason splitAction gives: a literal after the subscription's name would
+// stop it being the last segment of its routes, and echo would no longer
+// hand a name holding a '/' to the handlers that refuse it by name.
+func fullURLAction(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := c.Request().URL
+		if p, ok := fullURLPath(u.Path); ok {
+			u.Path = p
+			if u.RawPath != "" {
+				u.RawPath, _ = fullURLPath(u.RawPath)
+			}
+			c.Set(fullURLKey, true)
+		}
+		return next(c)
+	}
+}
+
+// fullURLKey marks, in the echo context, a request fullURLAction rewrote.
+const fullURLKey = "edgegrid.getFullUrl"
+
+// fullURLPath returns the rewritten form of a getFullUrl path.
+func fullURLPath(p string) (string, bool) {
+	parts := strings.Split(p, "/")
+	if len(parts) != 6 || parts[0] != "" || !strings.EqualFold(parts[1], "topics") ||
+		!strings.EqualFold(parts[3], "eventSubscriptions") || !strings.EqualFold(parts[5], "getFullUrl") {
+		return p, false
+	}
+	return "/topics/" + parts[2] + "/eventSubscriptions/$getFullUrl/" + parts[4], true
+}
+
+// requireFullURLAction answers 404 to a request that names the rewritten
+// path itself.
+func requireFullURLAction(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Get(fullURLKey) == nil {
+			return eventgrid.Errorf(eventgrid.ENotFound, "No API matches this path.")
+		}
+		return next(c)
+	}
+}
+
+func metricsOff(echo.Context) error {
+	return eventgrid.Errorf(eventgrid.ENotFound, "Metrics are not served: the broker serves them at /metrics with metrics__reporterType=prometheus.")
+}
+
+func methodNotAllowed(echo.Context) error {
+	return eventgrid.Errorf(eventgrid.EMethodNotAllowed, "The method is not allowed on this path.")
 }
 
 func (s *Server) health(c echo.Context) error {
@@ -61,12 +134,21 @@ func (s *Server) health(c echo.Context) error {
 }
 
 // ready answers the readiness probe: 503 until the declared topics and
-// event subscriptions have been applied for the first time.
+// event subscriptions have been applied for the first time. Both answers
+// carry the declared configuration's status, when there is one.
 func (s *Server) ready(c echo.Context) error {
+	body := map[string]any{"status": "Ready"}
+	status := http.StatusOK
 	if s.opts.Ready != nil && !s.opts.Ready() {
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "NotReady", "reason": "the desired configuration has not been applied yet"})
+		body = map[string]any{"status": "NotReady", "reason": "the desired configuration has not been applied yet"}
+		status = http.StatusServiceUnavailable
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "Ready"})
+	if s.opts.ReadyDetail != nil {
+		if d := s.opts.ReadyDetail(); d != nil {
+			body["desiredConfig"] = d
+		}
+	}
+	return c.JSON(status, body)
 }
 
 // requireAPIVersion refuses requests whose api-version query parameter is
@@ -103,6 +185,9 @@ var fixedSegments = map[int][]string{
 func canonicalPath(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := c.Request().URL
+		if u.Path == consolePath || strings.HasPrefix(u.Path, consolePath+"/") {
+			return next(c)
+		}
 		u.Path = canonicalise(u.Path)
 		if u.RawPath != "" {
 			u.RawPath = canonicalise(u.RawPath)

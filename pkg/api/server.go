@@ -13,11 +13,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
-
-	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/pull"
-	"github.com/edgegrid/edgegrid/pkg/registry"
-	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
 // Options configure the API.
@@ -48,6 +43,11 @@ type Options struct {
 	// Ready, if not nil, says whether the broker is ready for traffic:
 	// /readyz answers 503 while it returns false. Nil means always ready.
 	Ready func() bool
+	// ReadyDetail, if not nil, returns what /readyz shows of the declared
+	// configuration, as its "desiredConfig" member (omitted when nil): the
+	// entries skipped, which someone who only sees the probe must be able
+	// to find.
+	ReadyDetail func() any
 	// RequestTimeout bounds reading a whole request and writing its response.
 	RequestTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers.
@@ -68,17 +68,26 @@ type Options struct {
 	// refused requests; each line counts the refusals not logged before
 	// it. Zero means DefaultAuthFailureLogInterval.
 	AuthFailureLogInterval time.Duration
-	// Admit, if not nil, is asked before a publish body is read whether a
-	// request of that many bytes could be queued; it may wait a little for
-	// room, until ctx is done. When it says no, the request gets 503
-	// without being read.
-	Admit func(ctx context.Context, bytes int64) bool
-	// DeliveryStatus, if not nil, adds the read-only deliveryStatus
-	// extension to subscription responses.
-	DeliveryStatus func(*eventgrid.EventSubscription) *resource.DeliveryStatus
+	// Admitter, if not nil, is asked before a publish body is read whether
+	// a request of that many bytes could be queued; it may wait a little
+	// for room, until the request's context is done. When it says no, the
+	// request gets 503 without being read.
+	Admitter Admitter
+	// Status, if not nil, adds the read-only deliveryStatus extension to
+	// subscription responses.
+	Status Status
 	// Queues, if not nil, serves receive and the settlements of queue
 	// subscriptions.
-	Queues *pull.Store
+	Queues Queues
+	// ReceiveGrace is how long Close lets receive answers being written
+	// finish before it cuts them, so that a client reading slowly never
+	// holds the stop; zero means DefaultReceiveGrace, negative cuts them
+	// at once.
+	ReceiveGrace time.Duration
+	// Console, if not nil, serves the console page at /console/
+	// (docs/console.md), without authentication: its files hold no data,
+	// and the page's data calls are authenticated like any client's.
+	Console http.Handler
 }
 
 // DefaultPublicHost is the module name Microsoft's documentation addresses
@@ -106,12 +115,17 @@ func DefaultOptions() Options {
 // Open and stop them all with Close.
 type Server struct {
 	opts      Options
-	registry  *registry.Registry
-	publisher eventgrid.Publisher
+	resources Resources
+	publisher Publisher
 	log       zerolog.Logger
 	echo      *echo.Echo
 	authLog   logLimiter
-	bodies    budget // bytes of request bodies being read
+	bodies    budget    // bytes of request bodies being read
+	answers   answerSet // receive answers being written
+	// closing is done once Close has begun: receives still waiting for
+	// events end at once, with none.
+	closing      context.Context
+	closeWaiting context.CancelFunc
 
 	mu      sync.Mutex
 	servers []*http.Server
@@ -120,8 +134,9 @@ type Server struct {
 	wg      sync.WaitGroup
 }
 
-// New builds the API over a registry and a publisher. It starts nothing.
-func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger zerolog.Logger) *Server {
+// New builds the API over the topics and subscriptions it manages and the
+// publisher of the events it accepts. It starts nothing.
+func New(opts Options, res Resources, pub Publisher, logger zerolog.Logger) *Server {
 	if opts.Metrics == nil {
 		opts.Metrics = nopMetrics{}
 	}
@@ -131,10 +146,13 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	if opts.AuthFailureLogInterval <= 0 {
 		opts.AuthFailureLogInterval = DefaultAuthFailureLogInterval
 	}
+	if opts.ReceiveGrace == 0 {
+		opts.ReceiveGrace = DefaultReceiveGrace
+	}
 	s := &Server{
 		authLog:   logLimiter{interval: opts.AuthFailureLogInterval},
 		opts:      opts,
-		registry:  reg,
+		resources: res,
 		publisher: pub,
 		log:       logger.With().Str("component", "api").Logger(),
 	}
@@ -145,6 +163,7 @@ func New(opts Options, reg *registry.Registry, pub eventgrid.Publisher, logger z
 	e.Pre(canonicalPath, trackBody)
 	s.echo = e
 	s.bodies.limit = opts.MaxBodyBytesInFlight
+	s.closing, s.closeWaiting = context.WithCancel(context.Background())
 	s.routes()
 	return s
 }
@@ -228,8 +247,14 @@ func serverHeaderBytes(limit int) int {
 }
 
 // Close stops accepting connections and waits for in-flight requests until
-// ctx is done, then closes what remains.
+// ctx is done, then closes what remains. Receives still waiting for events
+// answer at once, with none; receive answers still being written after
+// Options.ReceiveGrace are cut. It returns an error when requests were
+// still in flight when ctx was done.
 func (s *Server) Close(ctx context.Context) error {
+	s.closeWaiting()
+	cut := time.AfterFunc(max(s.opts.ReceiveGrace, 0), s.answers.cutAll)
+	defer cut.Stop()
 	s.mu.Lock()
 	servers := s.servers
 	s.servers = nil

@@ -91,9 +91,9 @@ func TestPutSubscription_Shapes(t *testing.T) {
 		{"LowerCaseWebhook", "t", `{"properties":{"destination":{"endpointType":"webhook","properties":{"endpointUrl":"http://h/x"}}}}`,
 			`{"topic":"t","eventDeliverySchema":"EventGridSchema",` + hookOut + `}`},
 		{"EventGridSecretNotReturned", "t", `{"properties":{"destination":{"endpointType":"eventGrid","properties":{"endpointUrl":"` + egURL + `","sasKey":"s3cret","topicName":"domainTopic","maxEventsPerBatch":5}}}}`,
-			`{"topic":"t","eventDeliverySchema":"EventGridSchema","destination":{"endpointType":"EventGrid","properties":{"endpointUrl":"` + egURL + `","topicName":"domainTopic","maxEventsPerBatch":5}}}`},
+			`{"topic":"t","eventDeliverySchema":"EventGridSchema","destination":{"endpointType":"EventGrid","properties":{"endpointBaseUrl":"https://t1.westus-1.eventgrid.azure.net/api/events","topicName":"domainTopic","maxEventsPerBatch":5}}}`},
 		{"EventGridHostCaseAndUSCloud", "t", `{"properties":{"destination":{"endpointType":"EVENTGRID","properties":{"endpointUrl":"https://T.EASTUS.EventGrid.Azure.US/API/Events?api-version=2018-01-01","sasKey":"k"}}}}`,
-			`{"topic":"t","eventDeliverySchema":"EventGridSchema","destination":{"endpointType":"EventGrid","properties":{"endpointUrl":"https://T.EASTUS.EventGrid.Azure.US/API/Events?api-version=2018-01-01"}}}`},
+			`{"topic":"t","eventDeliverySchema":"EventGridSchema","destination":{"endpointType":"EventGrid","properties":{"endpointBaseUrl":"https://T.EASTUS.EventGrid.Azure.US/API/Events"}}}`},
 		{"ObjectAsJSONString", "t", `{"properties":{"retryPolicy":"{\"maxDeliveryAttempts\":3}",` + hook + `}}`,
 			`{"topic":"t","eventDeliverySchema":"EventGridSchema",` + hookOut + `,"retryPolicy":{"maxDeliveryAttempts":3}}`},
 	}

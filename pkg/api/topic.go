@@ -18,7 +18,7 @@ func (s *Server) putTopic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	stored, created, err := s.registry.PutTopic(c.Request().Context(), t)
+	stored, created, err := s.resources.PutTopic(c.Request().Context(), t)
 	if err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func (s *Server) putTopic(c echo.Context) error {
 }
 
 func (s *Server) getTopic(c echo.Context) error {
-	t, err := s.registry.Topic(c.Request().Context(), param(c, "topic"))
+	t, err := s.resources.Topic(c.Request().Context(), param(c, "topic"))
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *Server) getTopic(c echo.Context) error {
 }
 
 func (s *Server) listTopics(c echo.Context) error {
-	ts, err := s.registry.Topics(c.Request().Context())
+	ts, err := s.resources.Topics(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (s *Server) listTopics(c echo.Context) error {
 
 func (s *Server) deleteTopic(c echo.Context) error {
 	name := param(c, "topic")
-	if err := s.registry.DeleteTopic(c.Request().Context(), name); err != nil {
+	if err := s.resources.DeleteTopic(c.Request().Context(), name); err != nil {
 		return err
 	}
 	s.opts.Metrics.TopicDeleted(name)

@@ -27,7 +27,7 @@ func TestPutTopic_Shapes(t *testing.T) {
 		{"MixedCaseValue", ctJSON, `{"properties":{"inputSchema":"eventGridSchema"}}`, "EventGridSchema"},
 		{"NameOtherCase", ctJSON, `{"name":"T"}`, "EventGridSchema"},
 		{"TextJSON", "text/json", `{}`, "EventGridSchema"},
-		{"UnknownMembersIgnored", ctJSON, `{"location":"x","properties":{"endpoint":"ignored"}}`, "EventGridSchema"},
+		{"ReadOnlyMembersIgnored", ctJSON, `{"id":"/x","type":"x","location":null,"properties":{"endpoint":"ignored","provisioningState":"Succeeded"}}`, "EventGridSchema"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -216,7 +217,7 @@ func TestAuthenticate_TrustRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	go bundle.Run(t.Context())
-	defer bundle.Close()
+	defer bundle.Close(context.Background())
 
 	client := ca.Issue(t, "client", nil, nil, time.Now().Add(time.Hour), x509.ExtKeyUsageClientAuth)
 	a := auth.New(auth.Options{ClientCertEnabled: true, Trust: bundle})

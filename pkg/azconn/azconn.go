@@ -1,11 +1,3 @@
-// Package azconn reads Azure connection strings: the storage account kind
-// (AccountName, AccountKey, BlobEndpoint, QueueEndpoint,
-// DefaultEndpointsProtocol, EndpointSuffix) with ParseStorage, and the
-// entity-scoped Service Bus / Event Hubs kind (Endpoint,
-// SharedAccessKeyName, SharedAccessKey, EntityPath) with ParseEntity. It
-// imports only the standard library, so that validation at PUT needs no
-// SDK and no sender. Connection strings are secrets: nothing here puts one, or a key,
-// into an error text.
 package azconn
 
 import (
@@ -75,9 +67,15 @@ func ParseStorage(s string) (Storage, error) {
 	if suffix == "" {
 		suffix = "core.windows.net"
 	}
+	// An endpoint made from the account and the suffix is checked as a
+	// given one is: a string accepted here must work when events are sent.
 	endpoint := func(given, service string) (string, error) {
 		if given == "" {
-			return proto + "://" + st.AccountName + "." + service + "." + suffix, nil
+			host := st.AccountName + "." + service + "." + suffix
+			if !hostName(host) {
+				return "", errors.New("has an AccountName or EndpointSuffix that does not make a valid host name")
+			}
+			return proto + "://" + host, nil
 		}
 		u, err := url.Parse(given)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -92,6 +90,15 @@ func ParseStorage(s string) (Storage, error) {
 		return st, err
 	}
 	return st, nil
+}
+
+// ConnectionString writes s in the form the Azure SDK clients read: keys in
+// their documented case, no spaces, both endpoints given. The SDKs match
+// keys exactly, so a string ParseStorage accepts (keys in any case, spaces
+// around them, empty segments) is handed to them in this form.
+func (s Storage) ConnectionString() string {
+	return "AccountName=" + s.AccountName + ";AccountKey=" + s.AccountKey +
+		";BlobEndpoint=" + s.BlobEndpoint + ";QueueEndpoint=" + s.QueueEndpoint
 }
 
 // Entity is an entity-scoped Event Hubs or Service Bus connection string:
@@ -133,10 +140,39 @@ func ParseEntity(s string) (Entity, error) {
 		return e, errors.New("has no SharedAccessKey")
 	case e.EntityPath == "":
 		return e, errors.New("has no EntityPath: it must be scoped to the event hub, queue or topic, not to the namespace")
-	case strings.ContainsAny(e.EntityPath, "?#") || strings.Contains(e.EntityPath, "//"):
-		return e, errors.New("has an EntityPath that is not a valid entity name")
+	case !validEntityPath(e.EntityPath):
+		return e, errors.New("has an EntityPath that is not a valid entity name (letters, digits, '.', '-', '_', and '/' between names)")
 	}
 	return e, nil
+}
+
+// validEntityPath reports whether p is an entity name the services take,
+// as a path of the REST URLs: letters, digits, '.', '-' and '_', with '/'
+// between names (a topic's subscription is "topic/subscriptions/name").
+func validEntityPath(p string) bool {
+	if strings.Contains(p, "//") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// hostName reports whether h, made from an AccountName and an
+// EndpointSuffix, is a host name of letters, digits, '.', '-' and '_': a
+// '/', '?', '#', '@' or ':' in either would send events elsewhere.
+func hostName(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return h != ""
 }
 
 // Resource is the entity's https URI: the audience of its SAS tokens and
@@ -157,7 +193,9 @@ func namespaceHost(endpoint string) (string, error) {
 	default:
 		return "", bad
 	}
-	if h := u.Hostname(); h == "" || strings.ContainsAny(h, " %") {
+	// A placeholder left in ("sb://<namespace>.servicebus.windows.net/")
+	// passes url.Parse but never resolves.
+	if h := u.Hostname(); !hostName(h) && net.ParseIP(h) == nil {
 		return "", bad
 	}
 	if strings.Contains(u.Host, ":") {

@@ -23,6 +23,11 @@ func TestParseStorage(t *testing.T) {
 		{"AccountName=a;AccountKey=not base64!", "", "not base64"},
 		{"AccountName=a;AccountKey=" + key + ";BlobEndpoint=ftp://x", "", "not an http or https URL"},
 		{"AccountName=a;AccountKey=" + key + ";DefaultEndpointsProtocol=gopher", "", "DefaultEndpointsProtocol"},
+		{"AccountName=a;AccountKey=" + key + ";EndpointSuffix=%", "", "does not make a valid host name"},
+		{"AccountName=my account;AccountKey=" + key, "", "does not make a valid host name"},
+		{"AccountName=evil.example/x?;AccountKey=" + key, "", "does not make a valid host name"},
+		{"AccountName=acct;AccountKey=" + key + ";EndpointSuffix=evil.example#", "", "does not make a valid host name"},
+		{"AccountName=my account;AccountKey=" + key + ";BlobEndpoint=http://h/a;QueueEndpoint=http://h/a", "http://h/a", ""},
 		{"nonsense", "", "not a connection string"},
 		{"", "", "empty"},
 	}
@@ -68,6 +73,10 @@ func TestParseEntity(t *testing.T) {
 		{"Endpoint=sb://ns/;secretkey;EntityPath=e", "name=value"},
 		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e?x", "EntityPath that is not"},
 		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=a//b", "EntityPath that is not"},
+		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=50%", "EntityPath that is not"},
+		{"Endpoint=sb://ns/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=a b", "EntityPath that is not"},
+		// A placeholder left in an example: url.Parse takes it, no resolver does.
+		{"Endpoint=sb://<namespace>.servicebus.windows.net/;SharedAccessKeyName=n;SharedAccessKey=secretkey;EntityPath=e", "Endpoint that is not"},
 	}
 	for _, c := range bad {
 		_, err := azconn.ParseEntity(c.in)

@@ -101,7 +101,7 @@ func (r *Reloading) Run(ctx context.Context) {
 }
 
 // Close stops Run and waits for it to return. It always returns nil.
-func (r *Reloading) Close() error {
+func (r *Reloading) Close(context.Context) error {
 	r.loop.close()
 	return nil
 }

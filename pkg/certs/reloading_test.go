@@ -1,6 +1,7 @@
 package certs_test
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestNewFileServer_Reloads(t *testing.T) {
 	addr := testpki.ServeTLS(t, certs.ServerConfig(src, false), okHandler)
 	first := MustServedLeaf(t, addr, "localhost", ca.Pool())
 	go src.Run(t.Context())
-	defer src.Close()
+	defer src.Close(context.Background())
 
 	// New files: the served certificate follows without a restart.
 	ca.WriteFiles(t, dir, "localhost")
@@ -40,7 +41,7 @@ func TestNewFileServer_Reloads(t *testing.T) {
 	// Broken files: logged, the old certificate stays.
 	logs.Reset()
 	testpki.MustWriteFile(t, certFile, []byte("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"))
-	brokertest.Eventually(t, 10*time.Second, logs.contains("failed to load"))
+	brokertest.Eventually(t, 10*time.Second, logContains(logs, "failed to load"))
 	if leaf := MustServedLeaf(t, addr, "localhost", ca.Pool()); !leaf.Equal(second) {
 		t.Fatal("broken files replaced the served certificate")
 	}
@@ -48,7 +49,7 @@ func TestNewFileServer_Reloads(t *testing.T) {
 	// A valid certificate with the wrong key: still the old one.
 	other := ca.Issue(t, "localhost", []string{"localhost"}, nil, time.Now().Add(time.Hour))
 	testpki.MustWriteFile(t, certFile, testpki.CertPEM(other))
-	brokertest.Eventually(t, 10*time.Second, logs.contains("private key does not match"))
+	brokertest.Eventually(t, 10*time.Second, logContains(logs, "private key does not match"))
 	if leaf := MustServedLeaf(t, addr, "localhost", ca.Pool()); !leaf.Equal(second) {
 		t.Fatal("a mismatched key replaced the served certificate")
 	}

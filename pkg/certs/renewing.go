@@ -105,7 +105,7 @@ func (r *Renewing) Current() *tls.Certificate { return r.cur.Load() }
 func (r *Renewing) Run(ctx context.Context) { r.loop.run(ctx, r.renewLoop) }
 
 // Close stops Run and waits for it to return. It always returns nil.
-func (r *Renewing) Close() error {
+func (r *Renewing) Close(context.Context) error {
 	r.loop.close()
 	return nil
 }

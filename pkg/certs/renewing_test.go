@@ -53,7 +53,7 @@ func TestNewIoTEdgeServer_ServesAndRenews(t *testing.T) {
 
 	cancel()
 	<-done // Run returns when its context ends
-	if err := src.Close(); err != nil {
+	if err := src.Close(context.Background()); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	assertNoSecrets(t, logs.String())
@@ -74,7 +74,7 @@ func TestNewIoTEdgeServer_RetriesAndKeepsServing(t *testing.T) {
 
 	ws.SetFailure(testpki.EndpointServer, http.StatusInternalServerError, "failed to create cert")
 	go src.Run(t.Context())
-	defer src.Close()
+	defer src.Close(context.Background())
 
 	brokertest.Eventually(t, 10*time.Second, func() error {
 		if ws.Calls(testpki.EndpointServer) < 4 {
@@ -85,8 +85,8 @@ func TestNewIoTEdgeServer_RetriesAndKeepsServing(t *testing.T) {
 	if leaf := MustServedLeaf(t, addr, "localhost", ca.Pool()); !leaf.Equal(first) {
 		t.Fatal("a failed renewal replaced the served certificate")
 	}
-	brokertest.Eventually(t, time.Second, logs.contains("certificate renewal failed"))
-	brokertest.Eventually(t, time.Second, logs.contains("failed to create cert"))
+	brokertest.Eventually(t, time.Second, logContains(logs, "certificate renewal failed"))
+	brokertest.Eventually(t, time.Second, logContains(logs, "failed to create cert"))
 
 	ws.SetFailure(testpki.EndpointServer, 0, "")
 	brokertest.Eventually(t, 10*time.Second, serialChanged(addr, "localhost", ca.Pool(), first))
@@ -116,7 +116,7 @@ func TestNewIoTEdgeIdentity_Renews(t *testing.T) {
 		t.Fatalf("identity certificate: %v", err)
 	}
 	go id.Run(t.Context())
-	defer id.Close()
+	defer id.Close(context.Background())
 	brokertest.Eventually(t, 10*time.Second, func() error {
 		got, err := id.GetClientCertificate(nil)
 		if err != nil {
@@ -143,8 +143,8 @@ func TestRenewing_Lifecycle(t *testing.T) {
 	}
 	t.Run("CloseWithoutRun", func(t *testing.T) {
 		src := newSrc(t)
-		_ = src.Close()
-		_ = src.Close()
+		_ = src.Close(context.Background())
+		_ = src.Close(context.Background())
 		src.Run(t.Context()) // returns at once after Close
 	})
 	t.Run("CloseStopsRun", func(t *testing.T) {
@@ -153,7 +153,7 @@ func TestRenewing_Lifecycle(t *testing.T) {
 		for range 2 { // one Run loops, the other returns at once
 			go func() { src.Run(context.Background()); done <- struct{}{} }()
 		}
-		_ = src.Close()
+		_ = src.Close(context.Background())
 		for range 2 {
 			select {
 			case <-done:

@@ -182,7 +182,7 @@ func (t *TrustBundle) Run(ctx context.Context) {
 }
 
 // Close stops Run and waits for it to return. It always returns nil.
-func (t *TrustBundle) Close() error {
+func (t *TrustBundle) Close(context.Context) error {
 	if t != nil {
 		t.loop.close()
 	}

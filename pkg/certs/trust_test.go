@@ -1,6 +1,7 @@
 package certs_test
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"net/http"
@@ -40,11 +41,11 @@ func TestNewIoTEdgeTrust_Refreshes(t *testing.T) {
 		t.Fatalf("Pool does not verify a certificate of the bundle's CA: %v", err)
 	}
 	go tb.Run(t.Context())
-	defer tb.Close()
+	defer tb.Close(context.Background())
 
 	// A failing daemon keeps the current bundle.
 	ws.SetFailure(testpki.EndpointTrustBundle, http.StatusInternalServerError, "unavailable")
-	brokertest.Eventually(t, 5*time.Second, logs.contains("trust bundle refresh failed"))
+	brokertest.Eventually(t, 5*time.Second, logContains(logs, "trust bundle refresh failed"))
 	if err := holds(tb, ca)(); err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +76,10 @@ func TestNewFileTrust_Reloads(t *testing.T) {
 		t.Fatalf("NewFileTrust: %v", err)
 	}
 	go tb.Run(t.Context())
-	defer tb.Close()
+	defer tb.Close(context.Background())
 
 	testpki.MustWriteFile(t, path, []byte("garbage"))
-	brokertest.Eventually(t, 5*time.Second, logs.contains("refresh failed"))
+	brokertest.Eventually(t, 5*time.Second, logContains(logs, "refresh failed"))
 	if err := holds(tb, ca)(); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestLoadCAFile(t *testing.T) {
 	}
 
 	var none *certs.TrustBundle
-	if none.Pool() != nil || none.Certificates() != nil || none.Close() != nil {
+	if none.Pool() != nil || none.Certificates() != nil || none.Close(context.Background()) != nil {
 		t.Fatal("a nil bundle is not empty")
 	}
 }

@@ -140,6 +140,16 @@ type Config struct {
 	// (edgegrid extension): how often desired_config_file is read again;
 	// a change of content is applied live.
 	DesiredConfigPollSeconds int `envconfig:"DESIRED_CONFIG_POLLINTERVALINSECONDS" default:"5"`
+	// DesiredConfigMaxRetrySeconds is
+	// desired_config_maxRetryIntervalInSeconds (edgegrid extension): the
+	// longest wait before a source whose entries failed for a passing
+	// reason is applied again (the wait starts at a second and doubles).
+	DesiredConfigMaxRetrySeconds int `envconfig:"DESIRED_CONFIG_MAXRETRYINTERVALINSECONDS" default:"60"`
+	// Replicas is broker__replicas (edgegrid extension): how many brokers
+	// run side by side behind one Service, as the Helm chart sets it. Each
+	// holds its own queues, so with more than one the broker warns about
+	// its queue subscriptions.
+	Replicas int `envconfig:"BROKER__REPLICAS" default:"1"`
 
 	// IoTEdgeModuleID is IOTEDGE_MODULEID, set by the IoT Edge runtime.
 	IoTEdgeModuleID string `envconfig:"IOTEDGE_MODULEID"`
@@ -204,8 +214,12 @@ type Config struct {
 	ExponentialScale Factor `envconfig:"BROKER__EXPONENTIALSCALE" default:"1"`
 	// QueueTimeScale is broker__queueTimeScale (edgegrid extension, for
 	// tests): a factor on queue subscriptions' lock durations, release
-	// delays, the renew limit and the events' time to live.
+	// delays, the renew limit and the events' time to live; at most 1.
 	QueueTimeScale Factor `envconfig:"BROKER__QUEUETIMESCALE" default:"1"`
+	// MaxWaitingReceives is broker__maxWaitingReceives (edgegrid
+	// extension): the receives of queue subscriptions that may wait for
+	// events at once (long polls), across the broker.
+	MaxWaitingReceives int `envconfig:"BROKER__MAXWAITINGRECEIVES" default:"1000"`
 	// DeadLetterFlushIntervalSeconds is
 	// broker__deadLetterFlushIntervalInSeconds (edgegrid extension): the
 	// longest a subscription's dead letters wait for a blob that is not

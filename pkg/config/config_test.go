@@ -102,6 +102,7 @@ var specDefaults = config.Config{
 	DefaultRetrySchedule:                 "EdgeQueues",
 	ExponentialScale:                     1,
 	QueueTimeScale:                       1,
+	MaxWaitingReceives:                   1000,
 	ProbationAfterFailures:               10,
 	DeadLetterFlushIntervalSeconds:       60,
 	DeadLetterMaxWaitSeconds:             14400,
@@ -115,6 +116,8 @@ var specDefaults = config.Config{
 	EdgeHubTokenLifetimeSeconds:          3600,
 	EdgeHubMaxReconnectSeconds:           30,
 	DesiredConfigPollSeconds:             5,
+	DesiredConfigMaxRetrySeconds:         60,
+	Replicas:                             1,
 	EdgeHubTwin:                          "auto",
 }
 

@@ -6,7 +6,8 @@
 // Load is the only function that reads the process environment. It returns a
 // validated Config; components receive plain values copied from it and never
 // see the environment. Tests build a Config in code, usually from Default,
-// and call Validate.
+// and call Validate. UnknownKeys, given the environment, names the variables
+// under the broker's prefixes that are no key, for a warning at start.
 //
 // Keys marked as edgegrid extensions in the Config field comments have no
 // counterpart in the original module.

@@ -90,10 +90,11 @@ var keyTable = []key{
 	// 7.6 metrics
 	{name: "metrics__reporterType"},
 	{name: "metrics__reportingIntervalInSeconds"},
-	// 2.6 declarative bootstrap
+	// 2.6 declared topics and subscriptions (pkg/desired)
 	{name: "desired_config", redact: sizeOnly},
 	{name: "desired_config_file"},
 	{name: "desired_config_pollIntervalInSeconds"},
+	{name: "desired_config_maxRetryIntervalInSeconds"},
 	// 7.7 IoT Edge runtime
 	{name: "IOTEDGE_MODULEID"},
 	{name: "IOTEDGE_DEVICEID"},
@@ -110,6 +111,7 @@ var keyTable = []key{
 	{name: "api__maxHeaderBytes"},
 	{name: "api__readHeaderTimeoutInSeconds"},
 	{name: "broker__maxTopics"},
+	{name: "broker__replicas"},
 	{name: "broker__maxSubscriptionsPerTopic"},
 	{name: "broker__maxQueuedEvents"},
 	{name: "broker__maxQueuedBytes"},
@@ -118,6 +120,7 @@ var keyTable = []key{
 	{name: "broker__defaultRetrySchedule"},
 	{name: "broker__exponentialScale"},
 	{name: "broker__queueTimeScale"},
+	{name: "broker__maxWaitingReceives"},
 	{name: "broker__probationAfterFailures"},
 	{name: "broker__deadLetterFlushIntervalInSeconds"},
 	{name: "broker__deadLetterMaxWaitInSeconds"},

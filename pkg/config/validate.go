@@ -23,6 +23,12 @@ const (
 	// maxExponentialScale keeps the longest CloudExponential delay (12 h)
 	// under 600 days.
 	maxExponentialScale = 1000
+	// maxQueueTimeScale keeps queue subscriptions' times within what
+	// Azure allows (a lock of at most 300 s, a renewal up to one hour
+	// after the receive) and away from the overflow of a time to live of
+	// years, which would drop every event on arrival: the scale is for
+	// tests, to make times shorter.
+	maxQueueTimeScale = 1
 )
 
 // intRange is the accepted range of one integer key.
@@ -84,6 +90,7 @@ func (c Config) intRanges() []intRange {
 		seconds("BROKER__DEADLETTERFLUSHINTERVALINSECONDS", c.DeadLetterFlushIntervalSeconds, 1),
 		seconds("BROKER__DEADLETTERMAXWAITINSECONDS", c.DeadLetterMaxWaitSeconds, 1),
 		atLeast("BROKER__MAXCONCURRENTDELIVERIESPERSUBSCRIPTION", c.MaxDeliveriesPerSubscription, 1),
+		atLeast("BROKER__MAXWAITINGRECEIVES", c.MaxWaitingReceives, 1),
 		atLeast("API__FILTERLIMITS__MAXADVANCEDFILTERS", c.MaxAdvancedFilters, 1),
 		atLeast("API__FILTERLIMITS__MAXVALUESPERFILTER", c.MaxFilterValues, 1),
 		atLeast("API__FILTERLIMITS__MAXSTRINGLENGTH", c.MaxFilterStringLength, 1),
@@ -91,6 +98,8 @@ func (c Config) intRanges() []intRange {
 		seconds("EDGEHUB__TOKENLIFETIMEINSECONDS", c.EdgeHubTokenLifetimeSeconds, 5),
 		seconds("EDGEHUB__MAXRECONNECTINTERVALINSECONDS", c.EdgeHubMaxReconnectSeconds, 1),
 		seconds("DESIRED_CONFIG_POLLINTERVALINSECONDS", c.DesiredConfigPollSeconds, 1),
+		seconds("DESIRED_CONFIG_MAXRETRYINTERVALINSECONDS", c.DesiredConfigMaxRetrySeconds, 1),
+		atLeast("BROKER__REPLICAS", c.Replicas, 1),
 	}
 }
 
@@ -125,6 +134,9 @@ func (c Config) Validate() error {
 	enum("API__PUBLICHOST", validPublicHost(c.PublicHost), c.PublicHost, "a host name or IP address, optionally with :port, without scheme or path (e.g. eventgridmodule or gateway.example:4438)")
 	if c.ExponentialScale > maxExponentialScale {
 		bad("BROKER__EXPONENTIALSCALE", float64(c.ExponentialScale), fmt.Sprintf("accepted values are positive numbers up to %d such as 1 or 0.01", maxExponentialScale))
+	}
+	if c.QueueTimeScale > maxQueueTimeScale {
+		bad("BROKER__QUEUETIMESCALE", float64(c.QueueTimeScale), fmt.Sprintf("accepted values are positive numbers up to %d such as 1 or 0.02 (it shortens queue subscriptions' times for tests)", maxQueueTimeScale))
 	}
 
 	for _, r := range c.intRanges() {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
@@ -30,7 +29,7 @@ var fieldNames = [2][6]string{
 // Shape returns the dead-lettered form of l (docs/design.md#dead-lettering):
 // the event as its
 // subscription received it with the reason and the last outcome added.
-func Shape(l *delivery.DeadLetter) []byte {
+func Shape(l *eventgrid.DeadLetter) []byte {
 	sub := l.Subscription
 	body := rawjson.TrimSpace(l.Body)
 	names := &fieldNames[0]
@@ -49,16 +48,16 @@ func Shape(l *delivery.DeadLetter) []byte {
 	out = append(out, ',')
 	out = appendField(out, names[1], strconv.Itoa(l.Attempts))
 	out = append(out, ',')
-	out = appendField(out, names[2], strconv.Quote(l.Last.Outcome.String()))
+	out = appendField(out, names[2], strconv.Quote(l.LastOutcome))
 	out = append(out, ',')
 	out = appendField(out, names[3], strconv.Quote(l.Published.UTC().Format(timeFormat)))
 	if !l.LastAttempt.IsZero() {
 		out = append(out, ',')
 		out = appendField(out, names[4], strconv.Quote(l.LastAttempt.UTC().Format(timeFormat)))
 	}
-	if l.Last.StatusCode != 0 {
+	if l.LastStatus != 0 {
 		out = append(out, ',')
-		out = appendField(out, names[5], strconv.Itoa(l.Last.StatusCode))
+		out = appendField(out, names[5], strconv.Itoa(l.LastStatus))
 	}
 	return append(out, '}')
 }

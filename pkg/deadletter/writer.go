@@ -15,7 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/azconn"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -110,14 +110,18 @@ type pending struct {
 	backoff   time.Duration
 	lastLog   time.Time // of the last failure line
 	failures  int       // failed writes since the last logged line
+	// deleted: the subscription was deleted. Its letters no longer count
+	// against the budget; they are written at once, as storage takes
+	// them, and dropped at the first failure.
+	deleted bool
 }
 
 type letter struct {
-	delivery.DeadLetter
+	eventgrid.DeadLetter
 	queued time.Time
 }
 
-var _ delivery.DeadLetterer = (*Writer)(nil)
+var _ eventgrid.DeadLetterer = (*Writer)(nil)
 
 // New returns a running Writer.
 func New(o Options, logger zerolog.Logger) *Writer {
@@ -137,8 +141,9 @@ func New(o Options, logger zerolog.Logger) *Writer {
 	return w
 }
 
-// DeadLetter implements delivery.DeadLetterer. It only queues the letter.
-func (w *Writer) DeadLetter(l delivery.DeadLetter) {
+// DeadLetter implements eventgrid.DeadLetterer. It only queues the letter.
+func (w *Writer) DeadLetter(l eventgrid.DeadLetter) {
+	l.Done = once(l.Done)
 	w.mu.Lock()
 	if w.stopped {
 		w.mu.Unlock()
@@ -157,6 +162,9 @@ func (w *Writer) DeadLetter(l delivery.DeadLetter) {
 		p.next = maxTime(now, p.lastWrite.Add(w.opts.FlushInterval), p.next)
 	}
 	p.sub = l.Subscription
+	if p.deleted {
+		l.Done() // its subscription is gone: it no longer counts
+	}
 	p.letters = append(p.letters, letter{DeadLetter: l, queued: now})
 	p.bytes += len(l.Body)
 	if w.fullLocked(p) && p.backoff == 0 {
@@ -227,77 +235,6 @@ func (w *Writer) flushDue(now time.Time) time.Time {
 	return next
 }
 
-// flush writes one blob of p's letters, or gives up on those past MaxWait.
-// It returns when p is due again.
-func (w *Writer) flush(p *pending, now time.Time) time.Time {
-	w.mu.Lock()
-	var expired []letter
-	kept := p.letters[:0]
-	for _, l := range p.letters {
-		if now.Sub(l.queued) >= w.opts.MaxWait {
-			expired = append(expired, l)
-			p.bytes -= len(l.Body)
-		} else {
-			kept = append(kept, l)
-		}
-	}
-	clear(p.letters[len(kept):])
-	p.letters = kept
-	n, size := 0, 0
-	for n < len(p.letters) && n < w.opts.MaxBlobEvents && (n == 0 || size+len(p.letters[n].Body) <= w.opts.MaxBlobBytes) {
-		size += len(p.letters[n].Body)
-		n++
-	}
-	batch := append([]letter(nil), p.letters[:n]...)
-	sub := p.sub
-	w.mu.Unlock()
-	if len(expired) > 0 {
-		w.drop(expired, fmt.Sprintf("storage did not take them within %v", w.opts.MaxWait))
-	}
-	if len(batch) == 0 {
-		return now.Add(time.Hour)
-	}
-	err := w.write(sub, batch, now)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err != nil {
-		w.opts.Metrics.DeadLetterWriteFailed(sub)
-		p.backoff = min(max(p.backoff*2, w.opts.RetryInterval), max(w.opts.FlushInterval, w.opts.RetryInterval))
-		p.next = now.Add(p.backoff)
-		p.failures++
-		if now.Sub(p.lastLog) >= time.Minute {
-			w.log.Error().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("waiting", len(p.letters)).
-				Int("failedWrites", p.failures).Str("error", err.Error()).Float64("retryInSeconds", p.backoff.Seconds()).
-				Msg("dead letters could not be written to storage; they wait and are retried")
-			p.lastLog, p.failures = now, 0
-		}
-		return p.next
-	}
-	// The letters written are the first len(batch) ones still pending: new
-	// ones are only ever appended.
-	clear(p.letters[:n])
-	p.letters = p.letters[n:]
-	p.bytes -= size
-	p.backoff, p.lastWrite = 0, now
-	p.next = now.Add(w.opts.FlushInterval)
-	if w.fullLocked(p) {
-		// A backlog of full blobs goes as fast as storage takes it.
-		p.next = now
-	}
-	w.opts.Metrics.DeadLetterWritten(sub, n)
-	for _, l := range batch {
-		l.Done()
-	}
-	if len(p.letters) == 0 {
-		delete(w.pending, sub.UID)
-		if p.lastWrite.Add(w.opts.FlushInterval).After(now) {
-			// Keep the spacing for the next letters.
-			w.pending[sub.UID] = &pending{lastWrite: p.lastWrite, sub: sub}
-		}
-	}
-	return p.next
-}
-
 // drop gives up on letters, with a log line and a counter.
 func (w *Writer) drop(ls []letter, why string) {
 	if len(ls) == 0 {
@@ -329,7 +266,13 @@ func (w *Writer) write(sub *eventgrid.EventSubscription, ls []letter, now time.T
 	}
 	buf.WriteByte(']')
 	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}
-	c, err := container.NewClientFromConnectionString(dl.ConnectionString, dl.ContainerName, opts)
+	// The SDK reads keys in their documented case only: it gets the string
+	// as the PUT read it (azconn), in the form it takes.
+	st, err := azconn.ParseStorage(dl.ConnectionString)
+	if err != nil {
+		return errors.New("the connection string is not usable")
+	}
+	c, err := container.NewClientFromConnectionString(st.ConnectionString(), dl.ContainerName, opts)
 	if err != nil {
 		return errors.New("the connection string is not usable")
 	}
@@ -368,16 +311,17 @@ func describe(err error) error {
 }
 
 // Close writes what it can of the waiting letters until ctx is done, then
-// gives up on the rest. It returns the number given up on. A write in
-// progress is let finish (within ctx): cancelled, it could have stored its
-// blob unseen, and the last try would write its letters a second time.
-func (w *Writer) Close(ctx context.Context) int {
+// gives up on the rest (counted as dropped), and returns an error saying
+// how many it gave up on. A write in progress is let finish (within ctx):
+// cancelled, it could have stored its blob unseen, and the last try would
+// write its letters a second time. Later calls do nothing.
+func (w *Writer) Close(ctx context.Context) error {
 	w.mu.Lock()
 	again := w.stopped
 	w.stopped = true
 	w.mu.Unlock()
 	if again {
-		return 0
+		return nil
 	}
 	close(w.stop)
 	select {
@@ -413,5 +357,8 @@ func (w *Writer) Close(ctx context.Context) int {
 		n += len(rest)
 		w.drop(rest, "the broker is stopping")
 	}
-	return n
+	if n > 0 {
+		return fmt.Errorf("deadletter: %d dead letters not written before the stop timeout were dropped", n)
+	}
+	return nil
 }

@@ -1,14 +1,12 @@
 package deadletter_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
 // counts records the Writer's metrics.
@@ -31,24 +30,6 @@ func (c *counts) DeadLetterWritten(_ *eventgrid.EventSubscription, n int) { c.wr
 func (c *counts) DeadLetterWriteFailed(*eventgrid.EventSubscription)      { c.failed.Add(1) }
 func (c *counts) DeadLetterDropped(_ *eventgrid.EventSubscription, n int) { c.dropped.Add(int64(n)) }
 
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func sub(name string, schema eventgrid.InputSchema, connStr string) *eventgrid.EventSubscription {
 	return &eventgrid.EventSubscription{UID: uint64(len(name)) + uint64(name[0])<<8, Topic: "t1", Name: name, EventDeliverySchema: schema,
 		DeadLetter: &eventgrid.DeadLetterDestination{EndpointType: eventgrid.StorageBlob, ContainerName: "deadletters", ConnectionString: connStr}}
@@ -56,10 +37,10 @@ func sub(name string, schema eventgrid.InputSchema, connStr string) *eventgrid.E
 
 var published = time.Date(2026, 2, 3, 4, 5, 6, 700000000, time.UTC)
 
-func letter(s *eventgrid.EventSubscription, body, reason string, status int, outcome delivery.Outcome, done *atomic.Int64) delivery.DeadLetter {
-	return delivery.DeadLetter{
+func letter(s *eventgrid.EventSubscription, body, reason string, status int, outcome delivery.Outcome, done *atomic.Int64) eventgrid.DeadLetter {
+	return eventgrid.DeadLetter{
 		Subscription: s, Body: []byte(body), Reason: reason, Attempts: 3,
-		Last: delivery.Result{Outcome: outcome, StatusCode: status}, Published: published,
+		LastOutcome: outcome.String(), LastStatus: status, Published: published,
 		LastAttempt: published.Add(90 * time.Second), Done: func() { done.Add(1) },
 	}
 }
@@ -170,7 +151,7 @@ func TestWriter_StorageDownThenBack(t *testing.T) {
 	az := azurite.Start(t)
 	connStr := az.ConnectionString(azurite.Key)
 	m := &counts{}
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	w := deadletter.New(deadletter.Options{FlushInterval: 100 * time.Millisecond, RetryInterval: 50 * time.Millisecond, Metrics: m}, zerolog.New(logs))
 	defer w.Close(context.Background())
 	s := sub("s", eventgrid.EventGridSchema, connStr)
@@ -211,7 +192,7 @@ func TestWriter_WrongKeyReportedThenDropped(t *testing.T) {
 	wrong := "AAAA" + azurite.Key[4:]
 	connStr := az.ConnectionString(wrong)
 	m := &counts{}
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	w := deadletter.New(deadletter.Options{FlushInterval: 50 * time.Millisecond, RetryInterval: 20 * time.Millisecond,
 		MaxWait: 2 * time.Second, Metrics: m}, zerolog.New(logs))
 	defer w.Close(context.Background())
@@ -247,7 +228,7 @@ func TestWriter_Backlog(t *testing.T) {
 	defer w.Close(context.Background())
 	s := sub("s", eventgrid.EventGridSchema, connStr)
 	var done atomic.Int64
-	small := func(i int) delivery.DeadLetter {
+	small := func(i int) eventgrid.DeadLetter {
 		return letter(s, fmt.Sprintf(`{"id":"%03d","data":{}}`, i), delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done)
 	}
 	waitDone := func(n int64) {
@@ -280,8 +261,8 @@ func TestWriter_Backlog(t *testing.T) {
 	if n := done.Load(); n >= 354 {
 		t.Errorf("%d letters done before the interval, want some still waiting for it", n)
 	}
-	if n := w.Close(t.Context()); n != 0 {
-		t.Fatalf("Close dropped %d letters", n)
+	if err := w.Close(t.Context()); err != nil {
+		t.Fatalf("Close: %v", err)
 	}
 	got := blobs(t, connStr)
 	var sizes []int

@@ -17,7 +17,7 @@ type taken struct {
 	items   []item
 	notes   []note
 	drops   []dropCount
-	letters []DeadLetter
+	letters []eventgrid.DeadLetter
 	// released is set, under the queue's lock, when the subscription is
 	// deleted while the batch is in flight: its events have left the
 	// budget already.
@@ -49,7 +49,7 @@ func (q *queue) serve(w *worker) {
 	}
 	for i := range b.items {
 		if it := &b.items[i]; it.attempts == 1 {
-			e.metrics.FirstAttempt(b.Subscription, now.Sub(it.s.accepted))
+			e.metrics.FirstAttempt(b.Subscription, now.Sub(it.s.Accepted))
 		}
 	}
 	ctx, cancel := context.WithTimeout(e.sendCtx, e.opts.DeliverTimeout)
@@ -135,7 +135,7 @@ func (q *queue) takeLocked(now time.Time, b *taken) bool {
 	size := 2 // the array's brackets
 	for q.ready.len() > 0 && len(b.items) < maxEvents {
 		it := q.ready.front()
-		if now.Sub(it.s.accepted) > q.pol.TTL {
+		if now.Sub(it.s.Accepted) > q.pol.TTL {
 			q.dropLocked(q.ready.pop(), DropExpired, now, b)
 			continue
 		}
@@ -207,14 +207,13 @@ func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now
 	if err == nil {
 		if !released {
 			for i := range b.items {
-				q.releaseItem(&b.items[i])
+				q.deliveredItem(&b.items[i], now)
 			}
 		}
 		q.proven = true
 		q.failures, q.probation = 0, 0
 		q.ctl.answered(false)
 		q.ctl.succeeded(nowNs, e.opts.MaxPerSubscription)
-		q.delivered(nowNs)
 		if e.opts.LogDeliverySuccess {
 			b.notes = append(b.notes, note{kind: noteDelivered, events: len(b.items), attempt: b.DeliveryCount})
 		}
@@ -225,13 +224,12 @@ func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now
 		// queue, and only the rest are retried.
 		if !released {
 			for i := range b.items[:n] {
-				q.releaseItem(&b.items[i])
+				q.deliveredItem(&b.items[i], now)
 			}
 		}
 		rest := copy(b.items, b.items[n:])
 		clear(b.items[rest:])
 		b.items = b.items[:rest]
-		q.delivered(nowNs)
 	}
 	q.failures++
 	q.ctl.answered(res.Outcome == OutcomeBusy)
@@ -254,7 +252,7 @@ func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now
 	for _, it := range b.items {
 		it.status, it.outcome = uint16(min(res.StatusCode, 65535)), res.Outcome
 		it.lastAt = nowNs
-		d := NextAttempt(q.pol, int(it.attempts), it.s.accepted, now, res, e.opts.Jitter())
+		d := NextAttempt(q.pol, int(it.attempts), it.s.Accepted, now, res, e.opts.Jitter())
 		if d.Drop != "" {
 			q.dropLocked(it, d.Drop, now, b)
 			continue
@@ -285,20 +283,21 @@ func (q *queue) dropLocked(it item, reason DropReason, now time.Time, b *taken) 
 	if e.opts.LogEventExpiry {
 		if ok, suppressed := q.allowLogLocked(lk, now); ok {
 			b.notes = append(b.notes, note{kind: kind, body: it.body, reason: reason, attempt: int(it.attempts),
-				age: now.Sub(it.s.accepted), suppressed: suppressed})
+				age: now.Sub(it.s.Accepted), suppressed: suppressed})
 		}
 	}
 	if !kept {
 		q.releaseItem(&it)
 		return
 	}
-	l := DeadLetter{
+	l := eventgrid.DeadLetter{
 		Subscription: q.sub,
 		Body:         it.body,
 		Reason:       deadLetterReason(reason, it.outcome),
 		Attempts:     int(it.attempts),
-		Last:         Result{Outcome: it.outcome, StatusCode: int(it.status)},
-		Published:    it.s.accepted,
+		LastOutcome:  it.outcome.String(),
+		LastStatus:   int(it.status),
+		Published:    it.s.Accepted,
 		Done:         func() { q.releaseItem(&it) },
 	}
 	if it.attempts > 0 {

@@ -3,37 +3,28 @@ package delivery_test
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
-
-// countingSender accepts every batch at once and counts the events.
-type countingSender struct{ n atomic.Int64 }
-
-func (s *countingSender) Send(_ context.Context, b *delivery.Batch) error {
-	s.n.Add(int64(len(b.Bodies)))
-	return nil
-}
 
 // benchmarkEngine publishes b.N events in requests of perRequest events to
 // subs subscriptions and waits until every delivery is made. It measures the
 // engine alone: fan-out, queueing, batch assembly and the workers, with a
 // sender that costs nothing.
 func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
-	s := &countingSender{}
+	s := &sender{Discard: true}
 	o := delivery.DefaultOptions()
-	o.MaxQueuedEvents = 1 << 30
-	o.MaxQueuedBytes = 1 << 40
-	o.MaxQueuedEventsPerSubscription = 1 << 30
-	o.MaxQueuedBytesPerSubscription = 1 << 40
+	limits(&o, budget.Limits{Events: 1 << 30, Bytes: 1 << 40, EventsPerSubscription: 1 << 30, BytesPerSubscription: 1 << 40})
 	e := delivery.New(o, s, nil, zerolog.Nop())
-	defer e.Close(time.Second)
+	d := dispatch.New(dispatch.Options{Push: e})
+	defer func() { _ = closeWithin(e, time.Second) }()
 	var list []*eventgrid.EventSubscription
 	for i := range subs {
 		list = append(list, newSub(e, fmt.Sprint("s", i), func(s *eventgrid.EventSubscription) {
@@ -53,13 +44,13 @@ func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
 	published := 0
 	for published < b.N {
 		n := min(perRequest, b.N-published)
-		if err := e.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds[:n]}); err != nil {
+		if err := d.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds[:n]}); err != nil {
 			b.Fatal(err)
 		}
 		published += n
 	}
 	want := int64(b.N * subs)
-	for s.n.Load() < want {
+	for int64(s.Accepted()) < want {
 		time.Sleep(50 * time.Microsecond)
 	}
 	b.StopTimer()
@@ -73,14 +64,11 @@ func BenchmarkEngine(b *testing.B) {
 	b.Run("FanOut/10subs/publish100/batch50", func(b *testing.B) { benchmarkEngine(b, 10, 100, 50) })
 }
 
-// failOnceSender fails every event's first attempt and accepts the second.
-type failOnceSender struct{ n atomic.Int64 }
-
-func (s *failOnceSender) Send(_ context.Context, b *delivery.Batch) error {
+// failOnce fails every event's first attempt and accepts the second.
+func failOnce(_ context.Context, b *delivery.Batch) error {
 	if b.DeliveryCount == 0 {
 		return errFail
 	}
-	s.n.Add(int64(len(b.Bodies)))
 	return nil
 }
 
@@ -90,16 +78,16 @@ func (s *failOnceSender) Send(_ context.Context, b *delivery.Batch) error {
 func BenchmarkEngineRetries(b *testing.B) {
 	for _, schedule := range []eventgrid.RetrySchedule{eventgrid.EdgeQueues, eventgrid.CloudExponential} {
 		b.Run(string(schedule), func(b *testing.B) {
-			s := &failOnceSender{}
+			s := &sender{Discard: true, SendFn: failOnce}
 			o := delivery.DefaultOptions()
-			o.MaxQueuedEvents, o.MaxQueuedBytes = 1<<30, 1<<40
-			o.MaxQueuedEventsPerSubscription, o.MaxQueuedBytesPerSubscription = 1<<30, 1<<40
+			limits(&o, budget.Limits{Events: 1 << 30, Bytes: 1 << 40, EventsPerSubscription: 1 << 30, BytesPerSubscription: 1 << 40})
 			o.Backoff = [2]time.Duration{time.Microsecond, time.Microsecond}
 			o.ExponentialScale = 1e-7
 			o.LogDeliveryFailure = false
 			o.DefaultSchedule = schedule
 			e := delivery.New(o, s, nil, zerolog.Nop())
-			defer e.Close(time.Second)
+			defer func() { _ = closeWithin(e, time.Second) }()
+			d := dispatch.New(dispatch.Options{Push: e})
 			sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 50 })
 			events := make([]eventgrid.Delivery, 100)
 			for i := range events {
@@ -109,11 +97,11 @@ func BenchmarkEngineRetries(b *testing.B) {
 			b.ResetTimer()
 			for published := 0; published < b.N; published += 100 {
 				n := min(100, b.N-published)
-				if err := e.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: events[:n]}); err != nil {
+				if err := d.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: events[:n]}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			for s.n.Load() < int64(b.N) {
+			for s.Accepted() < b.N {
 				time.Sleep(50 * time.Microsecond)
 			}
 			b.StopTimer()

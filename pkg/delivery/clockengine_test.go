@@ -5,70 +5,65 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
-// clockedSender records the clock time of every attempt and answers with
-// what answer returns.
-type clockedSender struct {
-	clock  *fakeClock
-	answer func(n int) error
+// clockedSender is the shared sender fake stamping its calls with the
+// engine's clock, and answering the nth attempt with answer(n) (errFail
+// when answer is nil).
+type clockedSender struct{ *sender }
 
-	mu    sync.Mutex
-	times []time.Time
-	bods  [][]string
+func newClockedSender(now func() time.Time, answer func(n int) error) *clockedSender {
+	var n atomic.Int64
+	return &clockedSender{&sender{Now: now, SendFn: func(context.Context, *delivery.Batch) error {
+		k := int(n.Add(1))
+		if answer == nil {
+			return errFail
+		}
+		return answer(k)
+	}}}
 }
 
-func (s *clockedSender) Send(_ context.Context, b *delivery.Batch) error {
-	s.mu.Lock()
-	s.times = append(s.times, s.clock.Now())
-	ids := make([]string, len(b.Bodies))
-	for i, body := range b.Bodies {
-		ids[i] = idOf(body)
-	}
-	s.bods = append(s.bods, ids)
-	n := len(s.times)
-	s.mu.Unlock()
-	if s.answer == nil {
-		return errFail
-	}
-	return s.answer(n)
-}
-
+// attempts returns the clock times of the attempts made.
 func (s *clockedSender) attempts() []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.times...)
+	var times []time.Time
+	for _, c := range s.Calls() {
+		times = append(times, c.At)
+	}
+	return times
 }
 
 // deadLetters records what the engine dead-letters and releases it.
 type deadLetters struct {
 	mu      sync.Mutex
-	letters []delivery.DeadLetter
+	letters []eventgrid.DeadLetter
 }
 
-func (d *deadLetters) DeadLetter(l delivery.DeadLetter) {
+func (d *deadLetters) DeadLetter(l eventgrid.DeadLetter) {
 	d.mu.Lock()
 	d.letters = append(d.letters, l)
 	d.mu.Unlock()
 	l.Done()
 }
 
-func (d *deadLetters) all() []delivery.DeadLetter {
+func (d *deadLetters) all() []eventgrid.DeadLetter {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]delivery.DeadLetter(nil), d.letters...)
+	return append([]eventgrid.DeadLetter(nil), d.letters...)
 }
 
 // clockedEngine is an engine on a fake clock with the production defaults.
-func clockedEngine(t *testing.T, mod func(*delivery.Options), answer func(n int) error) (*delivery.Engine, *fakeClock, *clockedSender, *metrics) {
+func clockedEngine(t *testing.T, mod func(*delivery.Options), answer func(n int) error) (*delivery.Engine, *fakeclock.Clock, *clockedSender, *metrics) {
 	t.Helper()
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := delivery.DefaultOptions()
 	o.Clock = clock
 	o.LogDeliveryFailure, o.LogEventExpiry = false, false
@@ -76,7 +71,7 @@ func clockedEngine(t *testing.T, mod func(*delivery.Options), answer func(n int)
 	if mod != nil {
 		mod(&o)
 	}
-	s := &clockedSender{clock: clock, answer: answer}
+	s := newClockedSender(clock.Now, answer)
 	m := newMetrics()
 	return mustEngine(t, o, s, m), clock, s, m
 }
@@ -84,7 +79,7 @@ func clockedEngine(t *testing.T, mod func(*delivery.Options), answer func(n int)
 // runSchedule publishes one event, then, after each attempt, moves the clock
 // to the next wake-up, until the event is delivered or dropped. It returns
 // the attempts' offsets from acceptance.
-func runSchedule(t *testing.T, e *delivery.Engine, clock *fakeClock, s *clockedSender, m *metrics, sub *eventgrid.EventSubscription) []time.Duration {
+func runSchedule(t *testing.T, e *delivery.Engine, clock *fakeclock.Clock, s *clockedSender, m *metrics, sub *eventgrid.EventSubscription) []time.Duration {
 	t.Helper()
 	ev := newEvent("e1", 100)
 	ev.Accepted = clock.Now()
@@ -177,8 +172,8 @@ func TestEngine_StatusClasses(t *testing.T) {
 			t.Errorf("attempts at %v, want one", got)
 		}
 		l := dl.all()
-		if len(l) != 1 || l[0].Reason != "UndeliverableDueToHttpBadRequest" || l[0].Attempts != 1 || l[0].Last.StatusCode != 400 ||
-			l[0].Last.Outcome != delivery.OutcomeBadRequest || l[0].LastAttempt.IsZero() || idOf(l[0].Body) != "e1" {
+		if len(l) != 1 || l[0].Reason != "UndeliverableDueToHttpBadRequest" || l[0].Attempts != 1 || l[0].LastStatus != 400 ||
+			l[0].LastOutcome != "BadRequest" || l[0].LastAttempt.IsZero() || idOf(l[0].Body) != "e1" {
 			t.Errorf("dead letters %+v", l)
 		}
 		if e.Stats().QueuedEvents != 0 {
@@ -265,10 +260,7 @@ func TestEngine_Probation(t *testing.T) {
 		}
 		return nil
 	})
-	s.mu.Lock()
-	probe := s.bods[3]
-	s.mu.Unlock()
-	if fmt.Sprint(probe) != "[e2]" {
+	if probe := s.Calls()[3].IDs(); fmt.Sprint(probe) != "[e2]" {
 		t.Errorf("probe carried %v, want [e2]", probe)
 	}
 	clock.AdvanceToNext()
@@ -345,7 +337,7 @@ func TestEngine_Isolation_HungSubscribers(t *testing.T) {
 func TestEngine_Admission(t *testing.T) {
 	o := fastOptions()
 	o.Backoff = [2]time.Duration{time.Hour, time.Hour}
-	o.MaxQueuedEventsPerSubscription = 10
+	limits(&o, budget.Limits{EventsPerSubscription: 10})
 	s := &sender{SendFn: func(_ context.Context, b *delivery.Batch) error {
 		if b.Subscription.Name == "dead" {
 			return errFail

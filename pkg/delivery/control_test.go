@@ -11,6 +11,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
 // gateSender holds the requests of events whose id starts with "hang"
@@ -85,9 +86,9 @@ func (s *gateSender) got(id string) int {
 
 // controlEngine is an engine on a fake clock, with one subscription whose
 // concurrency has grown to max by successes.
-func controlEngine(t *testing.T, max int) (*delivery.Engine, *fakeClock, *gateSender, *eventgrid.EventSubscription) {
+func controlEngine(t *testing.T, max int) (*delivery.Engine, *fakeclock.Clock, *gateSender, *eventgrid.EventSubscription) {
 	t.Helper()
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := fastOptions()
 	o.Clock = clock
 	o.MaxPerSubscription = max

@@ -1,33 +1,32 @@
-// Package delivery moves accepted events to their subscribers. The Engine
-// keeps one queue per event subscription with a ready list and the two
+// Package delivery moves accepted events to their push subscribers. The
+// Engine keeps one queue per event subscription with a ready list and the two
 // back-off lists (1 and 10 minutes by default); workers take batches from
 // the ready list and hand them to a Sender. A failed batch is split back
 // into its events, each of which moves to a back-off list until it is
 // delivered or its retry policy (attempts, time to live) gives up on it:
 // then it goes to the subscription's dead-letter destination, logged as
 // "event dead-lettered", or, without one, is dropped, logged as "event
-// dropped by retry policy" and counted as dropped. Publish never blocks on
-// delivery; it refuses a request whole when the broker's memory budget for
-// queued events would be exceeded.
+// dropped by retry policy" and counted as dropped.
 //
 // # The budget
 //
-// Every byte the broker holds for an event counts against the broker's
-// budget (MaxQueuedBytes) and the subscription's share of it
-// (MaxQueuedBytesPerSubscription): the published request, and each copy
-// converted to another delivery schema, made once per event and schema and
-// shared by the subscriptions of that schema. The bytes stay counted until
-// the request's last delivery is done. Deleting a subscription returns its
-// events to the budget at once, those in requests still in flight too.
+// Events reach the engine through Enqueue, from the publish path (package
+// dispatch), which has already claimed their room in the broker's budget
+// (package budget): the engine only gives it back, one delivery at a time,
+// through the request's budget.Hold and the subscription's budget.Share,
+// which each queue keeps. A request's bytes, its converted copies
+// included, stay counted until its last delivery, push or queue, is done.
+// Deleting a subscription returns its events to the budget at once, those
+// in requests still in flight too.
 //
 // # Scheduling: hung endpoints do not hold the pool
 //
 // The engine's files are parted by concern: options.go (settings),
-// budget.go (admission and the budget), sched.go (workers, run queues and
-// the watchdog), control.go (a subscription's concurrency), stall.go
-// (stalled requests), attempt.go (one delivery attempt and its outcome),
-// queue.go (one subscription's queue) and lifecycle.go (subscriptions put
-// and deleted, shutdown).
+// budget.go (events enqueued and given back to the budget), sched.go
+// (workers, run queues and the watchdog), control.go (a subscription's
+// concurrency), stall.go (stalled requests), attempt.go (one delivery
+// attempt and its outcome), queue.go (one subscription's queue) and
+// lifecycle.go (subscriptions put and deleted, shutdown).
 //
 // MaxConcurrent workers, one per slot of the pool, take turns over two run
 // queues. Proven subscriptions (a delivery succeeded, fewer than three

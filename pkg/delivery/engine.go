@@ -8,11 +8,14 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// Engine delivers published events to their subscriptions. Create it with
-// New; it implements eventgrid.Publisher and eventgrid.SubscriptionObserver.
+// Engine delivers events to push subscriptions. Create it with New; it
+// implements eventgrid.SubscriptionObserver, and takes the events the
+// publish path enqueues (see Enqueue) within the broker's budget.
 //
 // A pool of MaxConcurrent workers takes turns over the subscriptions that
 // have events ready: each turn sends one batch of one subscription, and a
@@ -25,7 +28,7 @@ import (
 // workers collect what to log and whom to tell, and do it after unlocking.
 type Engine struct {
 	opts    Options
-	clock   Clock
+	clock   clock.Clock
 	sender  Sender
 	metrics Metrics
 	log     zerolog.Logger
@@ -34,20 +37,15 @@ type Engine struct {
 	cancelSends context.CancelFunc
 	wg          sync.WaitGroup // workers
 
-	queuedEvents atomic.Int64
-	queuedBytes  atomic.Int64
-	inFlight     atomic.Int64
-	// room wakes the publish requests held for room, and deliveredAt is
-	// when a delivery last freed budget, in ns since epoch (room.go).
-	room        room
-	deliveredAt atomic.Int64
+	budget   *budget.Budget
+	inFlight atomic.Int64
 
 	// watch is the timer of the watchdog that finds suspect requests:
 	// watchOn says it is armed, as it is while requests are in flight, and
 	// watchOff that the engine stopped it for good. watchMu guards them
 	// and is taken with no other lock held.
 	watchMu  sync.Mutex
-	watch    Timer
+	watch    clock.Timer
 	watchOn  atomic.Bool
 	watchOff bool
 	// epoch is the origin of the int64 nanosecond due times queue items
@@ -79,8 +77,8 @@ type Engine struct {
 }
 
 var (
-	_ eventgrid.Publisher            = (*Engine)(nil)
 	_ eventgrid.SubscriptionObserver = (*Engine)(nil)
+	_ eventgrid.EventHolder          = (*Engine)(nil)
 )
 
 // New returns an engine that delivers through sender, with its workers
@@ -93,6 +91,7 @@ func New(opts Options, sender Sender, metrics Metrics, logger zerolog.Logger) *E
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
 		opts:        opts,
+		budget:      opts.Budget,
 		clock:       opts.Clock,
 		sender:      sender,
 		metrics:     metrics,

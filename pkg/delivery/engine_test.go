@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
@@ -30,24 +33,24 @@ func TestEngine_Retry(t *testing.T) {
 		sub := newSub(e, "s")
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := s.delivered("s")["e1"]; n != 1 {
+			if n := s.Delivered("s")["e1"]; n != 1 {
 				return fmt.Errorf("delivered %d times", n)
 			}
 			return nil
 		})
-		bs := s.Batches()
+		bs := s.Calls()
 		if len(bs) != 4 {
 			t.Fatalf("%d attempts, want 4", len(bs))
 		}
 		// Immediate, then the first back-off, then the second twice.
 		want := []time.Duration{o.Backoff[0], o.Backoff[1], o.Backoff[1]}
 		for i, w := range want {
-			gap := bs[i+1].at.Sub(bs[i].at)
+			gap := bs[i+1].At.Sub(bs[i].At)
 			if gap < w || gap > w+time.Second {
 				t.Errorf("gap before attempt %d = %v, want %v (+ scheduling slack)", i+2, gap, w)
 			}
-			if bs[i+1].count != i+1 {
-				t.Errorf("attempt %d DeliveryCount = %d, want %d", i+2, bs[i+1].count, i+1)
+			if bs[i+1].DeliveryCount != i+1 {
+				t.Errorf("attempt %d DeliveryCount = %d, want %d", i+2, bs[i+1].DeliveryCount, i+1)
 			}
 		}
 		if e.Stats().QueuedEvents != 0 || e.Stats().QueuedBytes != 0 {
@@ -69,7 +72,7 @@ func TestEngine_Retry(t *testing.T) {
 			}
 			return nil
 		})
-		if n := len(s.Batches()); n != 3 {
+		if n := len(s.Calls()); n != 3 {
 			t.Errorf("%d attempts, want 3", n)
 		}
 		if e.Stats().QueuedEvents != 0 {
@@ -92,10 +95,10 @@ func TestEngine_Retry(t *testing.T) {
 			}
 			return nil
 		})
-		bs := s.Batches()
+		bs := s.Calls()
 		for _, b := range bs {
-			if b.at.Sub(ev.Accepted) > o.DefaultTTL {
-				t.Errorf("attempt at %v after acceptance, past the TTL", b.at.Sub(ev.Accepted))
+			if b.At.Sub(ev.Accepted) > o.DefaultTTL {
+				t.Errorf("attempt at %v after acceptance, past the TTL", b.At.Sub(ev.Accepted))
 			}
 		}
 		if len(bs) < 2 {
@@ -119,7 +122,7 @@ func TestEngine_Retry(t *testing.T) {
 			}
 			return nil
 		})
-		if n := len(s.Batches()); n != 4 {
+		if n := len(s.Calls()); n != 4 {
 			t.Errorf("%d attempts, want 4", n)
 		}
 	})
@@ -153,7 +156,7 @@ func TestEngine_Batching(t *testing.T) {
 	sizes := func(bs []sent) []int {
 		var n []int
 		for _, b := range bs {
-			n = append(n, len(b.ids))
+			n = append(n, len(b.IDs()))
 		}
 		return n
 	}
@@ -167,12 +170,12 @@ func TestEngine_Batching(t *testing.T) {
 		}
 		close(bl.release)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("s")); n != 6 {
+			if n := len(s.Delivered("s")); n != 6 {
 				return fmt.Errorf("%d delivered", n)
 			}
 			return nil
 		})
-		if got := sizes(s.Batches()); !slices.Equal(got, []int{1, 1, 1, 1, 1, 1}) {
+		if got := sizes(s.Calls()); !slices.Equal(got, []int{1, 1, 1, 1, 1, 1}) {
 			t.Errorf("batch sizes %v", got)
 		}
 	})
@@ -199,12 +202,12 @@ func TestEngine_Batching(t *testing.T) {
 			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
 			close(bl.release)
 			brokertest.Eventually(t, 5*time.Second, func() error {
-				if n := len(s.delivered("s")); n != 8 {
+				if n := len(s.Delivered("s")); n != 8 {
 					return fmt.Errorf("%d delivered", n)
 				}
 				return nil
 			})
-			if got := sizes(s.Batches()); !slices.Equal(got, []int{1, 3, 3, 1}) {
+			if got := sizes(s.Calls()); !slices.Equal(got, []int{1, 3, 3, 1}) {
 				t.Errorf("batch sizes %v, want [1 3 3 1]", got)
 			}
 		})
@@ -217,14 +220,14 @@ func TestEngine_Batching(t *testing.T) {
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("a", 100), newEvent("big", 5000), newEvent("b", 100), newEvent("c", 100))
 		close(bl.release)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("s")); n != 5 {
+			if n := len(s.Delivered("s")); n != 5 {
 				return fmt.Errorf("%d delivered", n)
 			}
 			return nil
 		})
 		var got [][]string
-		for _, b := range s.Batches()[1:] {
-			got = append(got, b.ids)
+		for _, b := range s.Calls()[1:] {
+			got = append(got, b.IDs())
 		}
 		want := [][]string{{"a"}, {"big"}, {"b", "c"}}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -238,7 +241,7 @@ func TestEngine_Batching(t *testing.T) {
 		sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 50 })
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("only", 50))
 		brokertest.Eventually(t, time.Second, func() error {
-			if len(s.delivered("s")) != 1 {
+			if len(s.Delivered("s")) != 1 {
 				return errors.New("not delivered")
 			}
 			return nil
@@ -263,14 +266,14 @@ func TestEngine_Batching(t *testing.T) {
 		}
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("s")); n != 4 {
+			if n := len(s.Delivered("s")); n != 4 {
 				return fmt.Errorf("%d delivered", n)
 			}
 			return nil
 		})
-		for _, b := range s.Batches()[1:] {
-			if b.count != 1 {
-				t.Errorf("retry batch %v has DeliveryCount %d, want 1", b.ids, b.count)
+		for _, b := range s.Calls()[1:] {
+			if b.DeliveryCount != 1 {
+				t.Errorf("retry batch %v has DeliveryCount %d, want 1", b.IDs(), b.DeliveryCount)
 			}
 		}
 	})
@@ -300,7 +303,7 @@ func TestEngine_Isolation(t *testing.T) {
 			mustPublish(t, e, []*eventgrid.EventSubscription{hanging, healthy}, newEvent(fmt.Sprint(i), 50))
 		}
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("healthy")); n != 50 {
+			if n := len(s.Delivered("healthy")); n != 50 {
 				return fmt.Errorf("healthy got %d of 50", n)
 			}
 			return nil
@@ -357,9 +360,9 @@ func TestEngine_BackPressure(t *testing.T) {
 	}}
 	m := newMetrics()
 	o := fastOptions()
-	o.MaxQueuedEvents = 10
-	o.MaxQueuedBytes = 1 << 20
+	limits(&o, budget.Limits{Events: 10, Bytes: 1 << 20})
 	e := mustEngine(t, o, s, m)
+	d := &rejections{}
 	a, b := newSub(e, "a"), newSub(e, "b")
 	both := []*eventgrid.EventSubscription{a, b}
 	for i := range 5 {
@@ -367,15 +370,15 @@ func TestEngine_BackPressure(t *testing.T) {
 	}
 	// Full: 10 deliveries queued. A request of one more event (two
 	// deliveries) is refused whole.
-	err := publish(e, both, newEvent("x", 100))
+	err := publishVia(dispatch.New(dispatch.Options{Push: e, Metrics: d}), both, newEvent("x", 100))
 	if eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
 		t.Fatalf("Publish at the limit = %v, want EQueueFull", err)
 	}
 	if st := e.Stats(); st.QueuedEvents != 10 {
 		t.Fatalf("queued %d after a refused publish, want 10", st.QueuedEvents)
 	}
-	if m.rejected != 2 {
-		t.Errorf("rejected = %d, want 2", m.rejected)
+	if d.n.Load() != 2 {
+		t.Errorf("rejected = %d, want 2", d.n.Load())
 	}
 	// The subscriber comes back: the queue drains and publishing works again.
 	up.Store(true)
@@ -387,7 +390,7 @@ func TestEngine_BackPressure(t *testing.T) {
 	})
 	mustPublish(t, e, both, newEvent("y", 100))
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if s.delivered("a")["y"] != 1 || s.delivered("b")["y"] != 1 {
+		if s.Delivered("a")["y"] != 1 || s.Delivered("b")["y"] != 1 {
 			return errors.New("y not delivered to both")
 		}
 		return nil
@@ -396,7 +399,7 @@ func TestEngine_BackPressure(t *testing.T) {
 	t.Run("Bytes", func(t *testing.T) {
 		s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
 		o := fastOptions()
-		o.MaxQueuedBytes = 1000
+		limits(&o, budget.Limits{Bytes: 1000})
 		e := mustEngine(t, o, s, nil)
 		a, b := newSub(e, "a"), newSub(e, "b")
 		// One event shared by two subscriptions counts its bytes once.
@@ -433,7 +436,7 @@ func TestEngine_Lifecycle(t *testing.T) {
 		}
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if len(s.Batches()) < 6 {
+			if len(s.Calls()) < 6 {
 				return errors.New("first attempts not made")
 			}
 			return nil
@@ -444,17 +447,17 @@ func TestEngine_Lifecycle(t *testing.T) {
 		e.SubscriptionPut(&upd)
 		failing.Store(false)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := len(s.delivered("s")); n != 6 {
+			if n := len(s.Delivered("s")); n != 6 {
 				return fmt.Errorf("%d delivered", n)
 			}
 			return nil
 		})
 		batched := false
-		for _, b := range s.Batches() {
-			batched = batched || (b.err == nil && len(b.ids) >= 2)
+		for _, b := range s.Calls() {
+			batched = batched || (b.Err == nil && len(b.IDs()) >= 2)
 		}
 		if !batched {
-			t.Errorf("retries were not batched after the update: %v", s.Batches())
+			t.Errorf("retries were not batched after the update: %v", s.Calls())
 		}
 	})
 
@@ -503,17 +506,20 @@ func TestEngine_Lifecycle(t *testing.T) {
 		}}
 		o := fastOptions()
 		o.MaxPerSubscription = 1
-		e := delivery.New(o, s, nil, zerologNop())
+		m := newMetrics()
+		e := delivery.New(o, s, m, zerologNop())
 		sub := newSub(e, "s")
 		for i := range 5 {
 			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint(i), 50))
 		}
 		<-started
-		n := e.Close(5 * time.Second)
+		if err := closeWithin(e, 5*time.Second); err != nil {
+			t.Errorf("Close = %v; want nil, as nothing was cut off", err)
+		}
 		if !finished.Load() {
 			t.Error("Close returned before the request in flight finished")
 		}
-		if n != 4 {
+		if n := m.droppedN("s", delivery.DropShutdown); n != 4 {
 			t.Errorf("Close discarded %d, want 4", n)
 		}
 		if err := publish(e, []*eventgrid.EventSubscription{sub}, newEvent("after", 10)); eventgrid.ErrorCode(err) != eventgrid.EUnavailable {
@@ -538,9 +544,12 @@ func TestEngine_Lifecycle(t *testing.T) {
 			return nil
 		})
 		start := time.Now()
-		e.Close(100 * time.Millisecond)
+		err := closeWithin(e, 100*time.Millisecond)
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("Close took %v with a 100ms stop timeout", d)
+		}
+		if err == nil || !strings.Contains(err.Error(), "1 requests still in flight") {
+			t.Errorf("Close = %v; want an error saying a request was cancelled", err)
 		}
 	})
 }
@@ -592,7 +601,7 @@ func TestEngine_Conservation(t *testing.T) {
 		return nil
 	})
 	for _, sub := range subs {
-		got := s.delivered(sub.Name)
+		got := s.Delivered(sub.Name)
 		dropped := m.droppedN(sub.Name, delivery.DropMaxAttempts) + m.droppedN(sub.Name, delivery.DropExpired)
 		if len(got)+dropped < n {
 			t.Errorf("%s: %d delivered + %d dropped < %d published", sub.Name, len(got), dropped, n)
@@ -625,7 +634,7 @@ func TestEngine_RequestSize(t *testing.T) {
 	}}
 	o := fastOptions()
 	o.Backoff = [2]time.Duration{time.Hour, time.Hour}
-	o.MaxQueuedBytes = 10000
+	limits(&o, budget.Limits{Bytes: 10000})
 	e := mustEngine(t, o, s, nil)
 	sub := newSub(e, "s")
 	// The request's events occupy 4000 bytes together, though only two
@@ -634,7 +643,7 @@ func TestEngine_RequestSize(t *testing.T) {
 		{Event: newEvent("ok", 100), Subscriptions: []*eventgrid.EventSubscription{sub}},
 		{Event: newEvent("stuck", 100), Subscriptions: []*eventgrid.EventSubscription{sub}},
 	}}
-	if err := e.Publish(context.Background(), p); err != nil {
+	if err := dispatch.New(dispatch.Options{Push: e}).Publish(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	brokertest.Eventually(t, 5*time.Second, func() error {
@@ -643,10 +652,10 @@ func TestEngine_RequestSize(t *testing.T) {
 		}
 		return nil
 	})
-	if e.Admit(7000) {
+	if e.Budget().Admit(7000) {
 		t.Error("Admit(7000) with 4000 of 10000 bytes held")
 	}
-	if !e.Admit(6000) {
+	if !e.Budget().Admit(6000) {
 		t.Error("Admit(6000) refused with 4000 of 10000 bytes held")
 	}
 	e.SubscriptionDeleted(sub)
@@ -657,3 +666,8 @@ func TestEngine_RequestSize(t *testing.T) {
 		return nil
 	})
 }
+
+// rejections counts the deliveries a dispatcher refuses.
+type rejections struct{ n atomic.Int64 }
+
+func (r *rejections) Rejected(n int) { r.n.Add(int64(n)) }

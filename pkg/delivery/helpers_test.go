@@ -12,61 +12,20 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
-// sender is a function-field fake of delivery.Sender that records every
-// batch it is given.
-type sender struct {
-	SendFn func(ctx context.Context, b *delivery.Batch) error
-
-	mu      sync.Mutex
-	batches []sent
-}
-
-type sent struct {
-	at    time.Time
-	sub   string
-	ids   []string
-	count int
-	err   error
-}
-
-func (s *sender) Send(ctx context.Context, b *delivery.Batch) error {
-	var err error
-	if s.SendFn != nil {
-		err = s.SendFn(ctx, b)
-	}
-	ids := make([]string, len(b.Bodies))
-	for i, body := range b.Bodies {
-		ids[i] = idOf(body)
-	}
-	s.mu.Lock()
-	s.batches = append(s.batches, sent{at: time.Now(), sub: b.Subscription.Name, ids: ids, count: b.DeliveryCount, err: err})
-	s.mu.Unlock()
-	return err
-}
-
-func (s *sender) Batches() []sent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]sent(nil), s.batches...)
-}
-
-// delivered returns, per event id, how many times it was delivered to sub.
-func (s *sender) delivered(sub string) map[string]int {
-	m := map[string]int{}
-	for _, b := range s.Batches() {
-		if b.sub == sub && b.err == nil {
-			for _, id := range b.ids {
-				m[id]++
-			}
-		}
-	}
-	return m
-}
+// sender is the engines' sender in these tests: the shared fake, which
+// records every batch it is given as a sent.
+type (
+	sender = mock.Sender
+	sent   = mock.SendCall
+)
 
 // metrics records what the engine reports.
 type metrics struct {
@@ -74,7 +33,6 @@ type metrics struct {
 	attempts map[string]int
 	dropped  map[string]map[delivery.DropReason]int
 	firsts   map[string]int
-	rejected int
 	dead     map[string]int
 }
 
@@ -112,12 +70,6 @@ func (m *metrics) DeadLettered(sub *eventgrid.EventSubscription, reason string, 
 	m.mu.Unlock()
 }
 
-func (m *metrics) Rejected(n int) {
-	m.mu.Lock()
-	m.rejected += n
-	m.mu.Unlock()
-}
-
 func (m *metrics) droppedN(sub string, r delivery.DropReason) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -137,7 +89,7 @@ func fastOptions() delivery.Options {
 func mustEngine(tb testing.TB, o delivery.Options, s delivery.Sender, m delivery.Metrics) *delivery.Engine {
 	tb.Helper()
 	e := delivery.New(o, s, m, zerolog.Nop())
-	tb.Cleanup(func() { e.Close(5 * time.Second) })
+	tb.Cleanup(func() { _ = closeWithin(e, 5*time.Second) })
 	return e
 }
 
@@ -172,13 +124,22 @@ func mustPublish(tb testing.TB, e *delivery.Engine, subs []*eventgrid.EventSubsc
 	}
 }
 
+// publish publishes events to subs through a dispatcher over e alone, as
+// the broker's publish path does.
 func publish(e *delivery.Engine, subs []*eventgrid.EventSubscription, events ...*eventgrid.Event) error {
+	return publishVia(dispatch.New(dispatch.Options{Push: e}), subs, events...)
+}
+
+func publishVia(d *dispatch.Dispatcher, subs []*eventgrid.EventSubscription, events ...*eventgrid.Event) error {
 	ds := make([]eventgrid.Delivery, len(events))
 	for i, ev := range events {
 		ds[i] = eventgrid.Delivery{Event: ev, Subscriptions: subs}
 	}
-	return e.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds})
+	return d.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds})
 }
+
+// limits gives o a budget of l.
+func limits(o *delivery.Options, l budget.Limits) { o.Budget = budget.New(l) }
 
 var errFail = errors.New("destination failed")
 
@@ -189,4 +150,11 @@ func idOf(body []byte) string {
 	v, _ := rawjson.Member(body, "id")
 	id, _ := rawjson.Unquote(v)
 	return id
+}
+
+// closeWithin closes e, giving requests in flight d to finish.
+func closeWithin(e *delivery.Engine, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return e.Close(ctx)
 }

@@ -1,7 +1,8 @@
 package delivery
 
 import (
-	"time"
+	"context"
+	"fmt"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
@@ -46,15 +47,16 @@ func (e *Engine) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 }
 
 // Close stops delivery: workers take no new batches, requests in flight get
-// until timeout to finish (then they are cancelled), and the events still
-// queued are discarded, as nothing is persisted by design. It returns the
-// number discarded. No goroutine or timer of the engine runs once it has
-// returned.
-func (e *Engine) Close(timeout time.Duration) int {
+// until ctx is done to finish (then they are cancelled), and the events
+// still queued are discarded, logged with their number and counted as
+// dropped (shutdown), as nothing is persisted by design. No goroutine or
+// timer of the engine runs once it has returned. It returns an error when
+// requests in flight had to be cancelled. Later calls do nothing.
+func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		return 0
+		return nil
 	}
 	e.closed = true
 	queues := make([]*queue, 0, len(e.queues))
@@ -75,12 +77,13 @@ func (e *Engine) Close(timeout time.Duration) int {
 
 	done := make(chan struct{})
 	go func() { e.wg.Wait(); close(done) }()
-	t := time.NewTimer(timeout)
+	var err error
 	select {
 	case <-done:
-		t.Stop()
-	case <-t.C:
-		e.log.Warn().Float64("timeoutSeconds", timeout.Seconds()).Msg("delivery requests still in flight at the stop timeout; cancelling them")
+	case <-ctx.Done():
+		if n := e.inFlight.Load(); n > 0 {
+			err = fmt.Errorf("delivery: %d requests still in flight at the stop timeout were cancelled", n)
+		}
 		e.cancelSends()
 		<-done
 	}
@@ -95,7 +98,7 @@ func (e *Engine) Close(timeout time.Duration) int {
 		}
 	}
 	e.log.Info().Int("discarded", n).Msg("delivery stopped; queued events are not persisted by design")
-	return n
+	return err
 }
 
 // update applies a subscription's new settings; they take effect for the

@@ -65,7 +65,7 @@ func TestEngine_GoroutinesBounded(t *testing.T) {
 		e.SubscriptionDeleted(sub)
 	}
 	close(block)
-	e.Close(5 * time.Second)
+	closeWithin(e, 5*time.Second)
 	goroutinesBackTo(t, base)
 }
 
@@ -106,7 +106,7 @@ func TestEngine_CloseRaces(t *testing.T) {
 			}()
 		}
 		time.Sleep(time.Duration(round%5) * time.Millisecond) // vary where Close lands
-		e.Close(time.Second)
+		closeWithin(e, time.Second)
 		wg.Wait()
 		if st := e.Stats(); st.QueuedEvents != 0 || st.QueuedBytes != 0 {
 			t.Fatalf("round %d: budget after Close: %+v", round, st)

@@ -35,9 +35,6 @@ type Metrics interface {
 	FirstAttempt(sub *eventgrid.EventSubscription, delay time.Duration)
 	// Dropped reports n events that left sub's queue undelivered.
 	Dropped(sub *eventgrid.EventSubscription, reason DropReason, n int)
-	// Rejected reports n deliveries refused at publish because the queues
-	// were full.
-	Rejected(n int)
 	// DeadLettered reports n events of sub handed to the dead-letter
 	// destination, by deadLetterReason.
 	DeadLettered(sub *eventgrid.EventSubscription, reason string, n int)
@@ -54,9 +51,6 @@ func (NopMetrics) FirstAttempt(*eventgrid.EventSubscription, time.Duration) {}
 
 // Dropped implements Metrics.
 func (NopMetrics) Dropped(*eventgrid.EventSubscription, DropReason, int) {}
-
-// Rejected implements Metrics.
-func (NopMetrics) Rejected(int) {}
 
 // DeadLettered implements Metrics.
 func (NopMetrics) DeadLettered(*eventgrid.EventSubscription, string, int) {}
@@ -81,7 +75,9 @@ type QueueStats struct {
 	LastError   string
 }
 
-// Stats is a snapshot of the engine's queues.
+// Stats is a snapshot of the engine's queues. QueuedEvents and QueuedBytes
+// are the broker's budget in use, push and queue subscriptions together
+// (the dispatcher's Holdings says the same, subscription by subscription).
 type Stats struct {
 	QueuedEvents int64
 	QueuedBytes  int64
@@ -93,12 +89,8 @@ type Stats struct {
 func (e *Engine) Stats() Stats {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	st := Stats{
-		QueuedEvents: e.queuedEvents.Load(),
-		QueuedBytes:  e.queuedBytes.Load(),
-		InFlight:     int(e.inFlight.Load()),
-		Queues:       make([]QueueStats, 0, len(e.queues)),
-	}
+	st := Stats{InFlight: int(e.inFlight.Load()), Queues: make([]QueueStats, 0, len(e.queues))}
+	st.QueuedEvents, st.QueuedBytes = e.budget.Used()
 	for _, q := range e.queues {
 		st.Queues = append(st.Queues, q.stats())
 	}
@@ -115,4 +107,17 @@ func (e *Engine) QueueStats(sub *eventgrid.EventSubscription) (QueueStats, bool)
 		return QueueStats{}, false
 	}
 	return q.stats(), true
+}
+
+// HeldEvents implements eventgrid.EventHolder: the events of sub the engine
+// holds, queued, waiting to be retried or in flight.
+func (e *Engine) HeldEvents(sub *eventgrid.EventSubscription) int {
+	e.mu.RLock()
+	q, ok := e.queues[sub.UID]
+	e.mu.RUnlock()
+	if !ok {
+		return 0
+	}
+	n, _ := q.share.Used()
+	return int(n)
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -54,26 +56,14 @@ type Options struct {
 	// stalled, SuspectAfter/50 (stall.go).
 	SuspectAfter time.Duration
 	MaxParked    int
-	// MaxQueuedEvents bounds the queued (event, subscription) pairs and
-	// MaxQueuedBytes the bytes of the distinct events they hold, over the
-	// whole broker. MaxQueuedEventsPerSubscription and
-	// MaxQueuedBytesPerSubscription bound one subscription's share, so that
-	// a dead subscriber refuses only the requests that would queue for it.
-	MaxQueuedEvents                int
-	MaxQueuedBytes                 int64
-	MaxQueuedEventsPerSubscription int
-	MaxQueuedBytesPerSubscription  int64
-	// PublishHold is the longest a publish request that does not fit the
-	// budget is held for room, while the subscriptions, or the broker, it
-	// waits for have delivered within as long (room.go). Zero means the
-	// default, a second; a negative value refuses at once.
-	PublishHold time.Duration
-	// LogDeliverySuccess logs every delivered batch; LogDeliveryFailure
-	// every failed attempt; LogEventExpiry every event dropped by its retry
-	// policy.
-	LogDeliverySuccess bool
-	LogDeliveryFailure bool
-	LogEventExpiry     bool
+	// Budget is the broker's budget, which every queued event counts in
+	// (see package budget); nil means a budget of its own with the default
+	// limits.
+	Budget *budget.Budget
+	// DeliveryLogs are the log switches: LogDeliverySuccess logs every
+	// delivered batch; LogDeliveryFailure every failed attempt;
+	// LogEventExpiry every event dropped by its retry policy.
+	eventgrid.DeliveryLogs
 	// LogRateWindow and LogRateBurst rate-limit the "delivery attempt
 	// failed" and "event dropped by retry policy" lines, so that a dead
 	// endpoint cannot flood the log: each subscription emits at most
@@ -87,18 +77,10 @@ type Options struct {
 	LogRateBurst  int
 
 	// Clock is the source of time; nil means the system clock.
-	Clock Clock
+	Clock clock.Clock
 	// DeadLetterer takes the events that subscriptions with a dead-letter
 	// destination give up on; nil drops them as subscriptions without one.
-	DeadLetterer DeadLetterer
-	// Transform, if not nil, returns the body a subscription receives for
-	// an event of topic, when it differs from the published one (schema
-	// conversion). It is called at publish time, once per event and
-	// delivery schema: its result may depend only on the topic, the
-	// subscription's EventDeliverySchema and the body, and subscriptions
-	// of one schema share the copy. It returns body itself when nothing
-	// changes.
-	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
+	DeadLetterer eventgrid.DeadLetterer
 	// Jitter returns a number in [-1, 1] that randomises CloudExponential
 	// delays; nil means uniformly random.
 	Jitter func() float64
@@ -107,27 +89,21 @@ type Options struct {
 // DefaultOptions returns the documented defaults.
 func DefaultOptions() Options {
 	return Options{
-		DefaultMaxDeliveryAttempts:     30,
-		DefaultTTL:                     7200 * time.Second,
-		DefaultSchedule:                eventgrid.EdgeQueues,
-		ExponentialScale:               1,
-		ProbationAfterFailures:         10,
-		DefaultMaxEventsPerBatch:       10,
-		DefaultMaxBatchBytes:           1058576,
-		Backoff:                        [2]time.Duration{time.Minute, 10 * time.Minute},
-		DeliverTimeout:                 60 * time.Second,
-		MaxConcurrent:                  100,
-		MaxPerSubscription:             16,
-		SuspectAfter:                   time.Second,
-		MaxQueuedEvents:                100000,
-		MaxQueuedBytes:                 256 << 20,
-		MaxQueuedEventsPerSubscription: 25000,
-		MaxQueuedBytesPerSubscription:  64 << 20,
-		PublishHold:                    time.Second,
-		LogDeliveryFailure:             true,
-		LogEventExpiry:                 true,
-		LogRateWindow:                  time.Minute,
-		LogRateBurst:                   10,
+		DefaultMaxDeliveryAttempts: 30,
+		DefaultTTL:                 7200 * time.Second,
+		DefaultSchedule:            eventgrid.EdgeQueues,
+		ExponentialScale:           1,
+		ProbationAfterFailures:     10,
+		DefaultMaxEventsPerBatch:   10,
+		DefaultMaxBatchBytes:       1058576,
+		Backoff:                    [2]time.Duration{time.Minute, 10 * time.Minute},
+		DeliverTimeout:             60 * time.Second,
+		MaxConcurrent:              100,
+		MaxPerSubscription:         16,
+		SuspectAfter:               time.Second,
+		DeliveryLogs:               eventgrid.DeliveryLogs{LogDeliveryFailure: true, LogEventExpiry: true},
+		LogRateWindow:              time.Minute,
+		LogRateBurst:               10,
 	}
 }
 
@@ -152,14 +128,10 @@ func (o *Options) setDefaults() {
 	set(&o.DefaultMaxBatchBytes, d.DefaultMaxBatchBytes)
 	set(&o.MaxConcurrent, d.MaxConcurrent)
 	set(&o.MaxPerSubscription, d.MaxPerSubscription)
-	set(&o.MaxQueuedEvents, d.MaxQueuedEvents)
 	set(&o.ProbationAfterFailures, d.ProbationAfterFailures)
 	set(&o.MaxParked, 2*o.MaxConcurrent)
 	if o.SuspectAfter <= 0 {
 		o.SuspectAfter = d.SuspectAfter
-	}
-	if o.MaxQueuedEventsPerSubscription <= 0 {
-		o.MaxQueuedEventsPerSubscription = min(d.MaxQueuedEventsPerSubscription, o.MaxQueuedEvents)
 	}
 	if o.DefaultTTL <= 0 {
 		o.DefaultTTL = d.DefaultTTL
@@ -178,14 +150,8 @@ func (o *Options) setDefaults() {
 	if o.DeliverTimeout <= 0 {
 		o.DeliverTimeout = d.DeliverTimeout
 	}
-	if o.MaxQueuedBytes <= 0 {
-		o.MaxQueuedBytes = d.MaxQueuedBytes
-	}
-	if o.MaxQueuedBytesPerSubscription <= 0 {
-		o.MaxQueuedBytesPerSubscription = min(d.MaxQueuedBytesPerSubscription, o.MaxQueuedBytes)
-	}
-	if o.PublishHold == 0 {
-		o.PublishHold = d.PublishHold
+	if o.Budget == nil {
+		o.Budget = budget.New(budget.Limits{})
 	}
 	if o.LogRateWindow <= 0 {
 		o.LogRateWindow = d.LogRateWindow
@@ -194,7 +160,7 @@ func (o *Options) setDefaults() {
 		o.LogRateBurst = d.LogRateBurst
 	}
 	if o.Clock == nil {
-		o.Clock = SystemClock{}
+		o.Clock = clock.System{}
 	}
 	if o.Jitter == nil {
 		o.Jitter = func() float64 { return 2*rand.Float64() - 1 }

@@ -39,8 +39,8 @@ func TestEngine_PartialSuccess(t *testing.T) {
 		}
 		return nil
 	})
-	bs := s.Batches()
-	if len(bs) != 2 || !slices.Equal(bs[0].ids, []string{"a", "b", "c", "d"}) || !slices.Equal(bs[1].ids, []string{"c", "d"}) {
+	bs := s.Calls()
+	if len(bs) != 2 || !slices.Equal(bs[0].IDs(), []string{"a", "b", "c", "d"}) || !slices.Equal(bs[1].IDs(), []string{"c", "d"}) {
 		t.Fatalf("batches %+v, want [a b c d] then only [c d]", bs)
 	}
 	m.mu.Lock()

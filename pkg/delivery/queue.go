@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
@@ -14,12 +16,12 @@ import (
 // last attempt came to (dead letters and logs need it).
 type item struct {
 	body     []byte
-	s        *shared // the request the event came in
-	due      int64   // when a waiting item is due, in ns since Engine.epoch
-	attempts int32   // attempts made so far, including one in flight
-	lastAt   int64   // when the last attempt ended, in ns since Engine.epoch
-	status   uint16  // the last attempt's HTTP status, 0 if none
-	outcome  Outcome // the last attempt's outcome
+	s        *budget.Hold // the request the event came in
+	due      int64        // when a waiting item is due, in ns since Engine.epoch
+	attempts int32        // attempts made so far, including one in flight
+	lastAt   int64        // when the last attempt ended, in ns since Engine.epoch
+	status   uint16       // the last attempt's HTTP status, 0 if none
+	outcome  Outcome      // the last attempt's outcome
 }
 
 // queue holds one subscription's events: those ready for an attempt, those
@@ -29,10 +31,9 @@ type item struct {
 type queue struct {
 	e   *Engine
 	uid uint64
-	// events and bytes are the subscription's share of the budget in use,
-	// reserved by Publish before the items are pushed.
-	events atomic.Int64
-	bytes  atomic.Int64
+	// share is the subscription's part of the broker's budget, reserved
+	// by the publish path before the items are pushed (see Enqueue).
+	share budget.Share
 
 	mu      sync.Mutex
 	sub     *eventgrid.EventSubscription
@@ -59,15 +60,12 @@ type queue struct {
 	stallStart atomic.Int64
 	answered   atomic.Int64
 	usual      atomic.Int64
-	// deliveredAt is when the subscription last delivered events, freeing
-	// its share, in ns since Engine.epoch (room.go).
-	deliveredAt atomic.Int64
 	// failures counts consecutive failed attempts; probation, when after
 	// now, is when the subscription's probation ends (CloudExponential: new
 	// events wait for it instead of being tried at once).
 	failures  int
 	probation int64
-	timer     Timer
+	timer     clock.Timer
 	timerAt   int64 // when timer fires; 0 when not armed
 	closed    bool  // deleted or shut down: nothing more is queued
 	stopped   bool  // the engine is stopping: no timers, no scheduling
@@ -82,7 +80,7 @@ type queue struct {
 	// logs rate-limit the failure and expiry lines, by logKind; logTimer
 	// flushes their suppressed counts when a window ends.
 	logs     [numLogKinds]logLimiter
-	logTimer Timer
+	logTimer clock.Timer
 }
 
 func newQueue(e *Engine, sub *eventgrid.EventSubscription) *queue {
@@ -135,30 +133,37 @@ func (q *queue) endProbationLocked() {
 	q.timed = keep
 }
 
-// push adds a freshly published event, whose budget Publish reserved,
-// without putting the queue in line: Publish calls kick once the request's
-// events are all queued, so that a batch can carry the whole request. It
-// returns false if the queue was discarded.
-func (q *queue) push(it item) bool {
+// pushAll adds freshly published events, whose budget the publish path
+// reserved, without putting the queue in line: Enqueue calls kick once they
+// are all queued, so that a batch can carry the whole request. It returns
+// how many it added: all, or none if the queue was discarded.
+func (q *queue) pushAll(bodies [][]byte, h *budget.Hold) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return false
+		return 0
 	}
+	var now int64
 	if q.probation != 0 {
-		if now := q.e.nanos(q.e.clock.Now()); q.onProbationLocked(now) {
+		now = q.e.nanos(q.e.clock.Now())
+	}
+	for _, body := range bodies {
+		it := item{body: body, s: h}
+		if q.probation != 0 && q.onProbationLocked(now) {
 			// New events skip the immediate attempt while the endpoint is
 			// on probation, and wait for its end. Never attempted, they
 			// would be dead-lettered with the outcome Probation
 			// (docs/design.md#probation).
 			it.due, it.outcome = q.probation, OutcomeProbation
 			q.timed.push(it)
-			q.armLocked(now)
-			return true
+			continue
 		}
+		q.ready.push(it)
 	}
-	q.ready.push(it)
-	return true
+	if q.probation != 0 {
+		q.armLocked(now)
+	}
+	return len(bodies)
 }
 
 // kick puts the queue in line for a worker if it has anything to send.

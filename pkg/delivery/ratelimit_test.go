@@ -1,12 +1,8 @@
 package delivery_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,42 +11,14 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
-
-// logBuffer is a log destination safe for concurrent writes.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
 
 // logLine is the part of a log line the tests look at.
 type logLine struct {
 	Message    string `json:"message"`
 	Kind       string `json:"kind"`
 	Suppressed int    `json:"suppressed"`
-}
-
-func (b *logBuffer) Lines(tb testing.TB) []logLine {
-	tb.Helper()
-	b.mu.Lock()
-	data := append([]byte(nil), b.buf.Bytes()...)
-	b.mu.Unlock()
-	var lines []logLine
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		var l logLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			tb.Fatalf("log line %q: %v", sc.Text(), err)
-		}
-		lines = append(lines, l)
-	}
-	return lines
 }
 
 // tally counts, for one kind of line, the lines emitted, the summary lines
@@ -82,13 +50,13 @@ const (
 // mustFailingEngine returns an engine logging to buf whose subscription
 // "s" fails every delivery and drops each event after one attempt, with the
 // sender that counts the attempts.
-func mustFailingEngine(tb testing.TB, o delivery.Options, buf *logBuffer) (*delivery.Engine, *eventgrid.EventSubscription, *sender, *metrics) {
+func mustFailingEngine(tb testing.TB, o delivery.Options, buf *logbuf.Buffer) (*delivery.Engine, *eventgrid.EventSubscription, *sender, *metrics) {
 	tb.Helper()
 	o.LogDeliveryFailure, o.LogEventExpiry = true, true
 	s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
 	m := newMetrics()
 	e := delivery.New(o, s, m, zerolog.New(buf))
-	tb.Cleanup(func() { e.Close(5 * time.Second) })
+	tb.Cleanup(func() { _ = closeWithin(e, 5*time.Second) })
 	sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
 		s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 1}
 	})
@@ -106,8 +74,8 @@ func publishN(tb testing.TB, e *delivery.Engine, sub *eventgrid.EventSubscriptio
 
 func failures(s *sender) int {
 	n := 0
-	for _, b := range s.Batches() {
-		if b.err != nil {
+	for _, b := range s.Calls() {
+		if b.Err != nil {
 			n++
 		}
 	}
@@ -132,7 +100,7 @@ func TestEngine_LogRateLimit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := fastOptions()
 			o.LogRateWindow, o.LogRateBurst = tt.window, tt.burst
-			buf := &logBuffer{}
+			buf := &logbuf.Buffer{}
 			e, sub, s, m := mustFailingEngine(t, o, buf)
 			publishN(t, e, sub, "ev", tt.events)
 			brokertest.Eventually(t, 10*time.Second, func() error {
@@ -141,8 +109,8 @@ func TestEngine_LogRateLimit(t *testing.T) {
 				}
 				return nil
 			})
-			e.Close(5 * time.Second)
-			lines := buf.Lines(t)
+			closeWithin(e, 5*time.Second)
+			lines := logbuf.Decode[logLine](t, buf)
 			for _, k := range []struct {
 				msg  string
 				want int
@@ -166,7 +134,7 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 	t.Run("flushed when the window ends", func(t *testing.T) {
 		o := fastOptions()
 		o.LogRateWindow, o.LogRateBurst = 200*time.Millisecond, 3
-		buf := &logBuffer{}
+		buf := &logbuf.Buffer{}
 		e, sub, s, m := mustFailingEngine(t, o, buf)
 		publishN(t, e, sub, "a", 100)
 		// The summary comes from the window's end, not from Close.
@@ -175,14 +143,14 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 				return fmt.Errorf("dropped %d of 100", n)
 			}
 			for _, msg := range []string{msgFailed, msgDropped} {
-				if got := tallyOf(buf.Lines(t), msg); got.accounted != 100 {
+				if got := tallyOf(logbuf.Decode[logLine](t, buf), msg); got.accounted != 100 {
 					return fmt.Errorf("%q: %+v accounts for %d of 100", msg, got, got.accounted)
 				}
 			}
 			return nil
 		})
 		for _, msg := range []string{msgFailed, msgDropped} {
-			if got := tallyOf(buf.Lines(t), msg); got.summaries == 0 {
+			if got := tallyOf(logbuf.Decode[logLine](t, buf), msg); got.summaries == 0 {
 				t.Errorf("%q: no summary line before Close: %+v", msg, got)
 			}
 		}
@@ -195,8 +163,8 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 			}
 			return nil
 		})
-		e.Close(5 * time.Second)
-		lines := buf.Lines(t)
+		closeWithin(e, 5*time.Second)
+		lines := logbuf.Decode[logLine](t, buf)
 		for _, k := range []struct {
 			msg  string
 			want int
@@ -212,7 +180,7 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 	t.Run("flushed when the subscription is deleted", func(t *testing.T) {
 		o := fastOptions()
 		o.LogRateWindow, o.LogRateBurst = time.Hour, 1
-		buf := &logBuffer{}
+		buf := &logbuf.Buffer{}
 		e, sub, _, m := mustFailingEngine(t, o, buf)
 		publishN(t, e, sub, "a", 20)
 		brokertest.Eventually(t, 5*time.Second, func() error {
@@ -223,7 +191,7 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 		})
 		e.SubscriptionDeleted(sub)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if got := tallyOf(buf.Lines(t), msgDropped); got.accounted != 20 || got.emitted != 1 || got.summaries != 1 {
+			if got := tallyOf(logbuf.Decode[logLine](t, buf), msgDropped); got.accounted != 20 || got.emitted != 1 || got.summaries != 1 {
 				return fmt.Errorf("%q after delete: %+v, want 1 line and 1 summary accounting for 20", msgDropped, got)
 			}
 			return nil

@@ -11,23 +11,39 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
-// hangingSender answers at once for subscriptions that are not hanging, and
-// holds the requests of those that are until the test ends.
+// hangingSender is the shared sender fake answering at once for
+// subscriptions that are not hanging, and holding the requests of those
+// that are until the test ends.
 type hangingSender struct {
-	mu        sync.Mutex
-	hanging   map[string]bool
-	tried     map[string]bool // hanging subscriptions tried
-	delivered map[string]int
-	release   chan struct{}
+	*sender
+	hanging sync.Map // names of the hanging subscriptions
+	tried   sync.Map // names of the hanging subscriptions sent a request
+	release chan struct{}
 }
 
 func newHangingSender() *hangingSender {
-	return &hangingSender{hanging: map[string]bool{}, tried: map[string]bool{}, delivered: map[string]int{}, release: make(chan struct{})}
+	s := &hangingSender{release: make(chan struct{})}
+	s.sender = &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
+		if _, hung := s.hanging.Load(b.Subscription.Name); !hung {
+			return nil
+		}
+		s.tried.Store(b.Subscription.Name, true)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.release:
+			return errFail
+		}
+	}}
+	return s
 }
 
 // hangingEngine returns an engine sending through s; the hung requests are
@@ -39,43 +55,25 @@ func hangingEngine(t *testing.T, o delivery.Options, s *hangingSender) *delivery
 }
 
 func (s *hangingSender) hang(names ...string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, n := range names {
-		s.hanging[n] = true
+		s.hanging.Store(n, true)
 	}
 }
 
-func (s *hangingSender) Send(ctx context.Context, b *delivery.Batch) error {
-	s.mu.Lock()
-	hung := s.hanging[b.Subscription.Name]
-	if hung {
-		s.tried[b.Subscription.Name] = true
-	} else {
-		s.delivered[b.Subscription.Name] += len(b.Bodies)
-	}
-	s.mu.Unlock()
-	if !hung {
-		return nil
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.release:
-		return errFail
-	}
-}
-
+// deliveredTo returns how many events the subscription named name was
+// sent, and accepted.
 func (s *hangingSender) deliveredTo(name string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.delivered[name]
+	n := 0
+	for _, times := range s.Delivered(name) {
+		n += times
+	}
+	return n
 }
 
 // suspectEngine is an engine on a fake clock with a small pool.
-func suspectEngine(t *testing.T, workers, parked int) (*delivery.Engine, *fakeClock, *hangingSender) {
+func suspectEngine(t *testing.T, workers, parked int) (*delivery.Engine, *fakeclock.Clock, *hangingSender) {
 	t.Helper()
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := fastOptions()
 	o.Clock = clock
 	o.MaxConcurrent, o.MaxParked = workers, parked
@@ -178,10 +176,10 @@ func TestEngine_SuspectShareBounded(t *testing.T) {
 		if g := runtime.NumGoroutine(); g > base+4+2+2 {
 			t.Fatalf("%d goroutines; the pool is 4 and 2 may be parked (base %d)", g, base)
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if len(s.tried) != 10 {
-			return fmt.Errorf("%d of 10 hung subscriptions tried", len(s.tried))
+		tried := 0
+		s.tried.Range(func(any, any) bool { tried++; return true })
+		if tried != 10 {
+			return fmt.Errorf("%d of 10 hung subscriptions tried", tried)
 		}
 		return nil
 	})
@@ -269,7 +267,7 @@ func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
 // its events to the budget at once, those in hung requests included.
 func TestEngine_DeleteReleasesInFlightAtOnce(t *testing.T) {
 	o := fastOptions()
-	o.MaxQueuedEvents = 10
+	limits(&o, budget.Limits{Events: 10})
 	o.DeliverTimeout = time.Hour
 	s := newHangingSender()
 	e := hangingEngine(t, o, s)
@@ -293,49 +291,10 @@ func TestEngine_DeleteReleasesInFlightAtOnce(t *testing.T) {
 	}
 }
 
-// TestEngine_ConvertedCopiesCount: a converted copy counts against the
-// broker's budget once, however many subscriptions share it, and against
-// each subscription's share by its own size.
-func TestEngine_ConvertedCopiesCount(t *testing.T) {
-	var mu sync.Mutex
-	calls := 0
-	o := fastOptions()
-	o.Backoff = [2]time.Duration{time.Hour, time.Hour}
-	o.MaxQueuedBytesPerSubscription = 500
-	o.Transform = func(_ eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte {
-		if sub.EventDeliverySchema != eventgrid.CloudEventSchemaV1_0 {
-			return body
-		}
-		mu.Lock()
-		calls++
-		mu.Unlock()
-		return append(append([]byte(nil), body...), body...) // twice as long
-	}
-	s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
-	e := mustEngine(t, o, s, nil)
-	ce := func(s *eventgrid.EventSubscription) { s.EventDeliverySchema = eventgrid.CloudEventSchemaV1_0 }
-	subs := []*eventgrid.EventSubscription{newSub(e, "a", ce), newSub(e, "b", ce), newSub(e, "c", ce), newSub(e, "plain")}
-	mustPublish(t, e, subs, newEvent("1", 100), newEvent("2", 100))
-	if st := e.Stats(); st.QueuedBytes != 200+400 {
-		t.Errorf("QueuedBytes = %d; want 600: the events and one converted copy of each", st.QueuedBytes)
-	}
-	if calls != 2 {
-		t.Errorf("%d conversions; want one per event", calls)
-	}
-	// Each converting subscription holds 400 of its 500 bytes, so one more
-	// 100-byte event, 200 bytes converted, does not fit its share.
-	if err := publish(e, subs[:1], newEvent("3", 100)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
-		t.Errorf("a converted event over the subscription's byte share: %v, want QueueFull", err)
-	}
-	if err := publish(e, subs[3:], newEvent("4", 100)); err != nil {
-		t.Errorf("an unconverted event within the share: %v", err)
-	}
-}
-
 // TestEngine_DeadLetteredIsNotDropped: an event handed to the dead-letter
 // destination is logged and counted as dead-lettered, not as dropped.
 func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
-	var buf logBuffer
+	var buf logbuf.Buffer
 	dl := &deadLetters{}
 	o := fastOptions()
 	o.LogEventExpiry = true
@@ -343,7 +302,7 @@ func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
 	s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
 	m := newMetrics()
 	e := delivery.New(o, s, m, zerolog.New(&buf))
-	t.Cleanup(func() { e.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = closeWithin(e, 5*time.Second) })
 	sub := newSub(e, "s", func(s *eventgrid.EventSubscription) {
 		s.RetryPolicy = &eventgrid.RetryPolicy{MaxDeliveryAttempts: 1}
 		s.DeadLetter = &eventgrid.DeadLetterDestination{EndpointType: eventgrid.StorageBlob}
@@ -364,10 +323,10 @@ func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
 	if dead != 1 {
 		t.Errorf("dead-lettered count %d, want 1", dead)
 	}
-	if got := tallyOf(buf.Lines(t), "event dead-lettered"); got.emitted != 1 {
+	if got := tallyOf(logbuf.Decode[logLine](t, &buf), "event dead-lettered"); got.emitted != 1 {
 		t.Errorf("%d \"event dead-lettered\" lines, want 1", got.emitted)
 	}
-	if got := tallyOf(buf.Lines(t), msgDropped); got.emitted != 0 {
+	if got := tallyOf(logbuf.Decode[logLine](t, &buf), msgDropped); got.emitted != 0 {
 		t.Errorf("a dead-lettered event logged as dropped")
 	}
 }
@@ -376,7 +335,7 @@ func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
 // answers in 600 ms is suspect after four times that, capped at
 // SuspectAfter (1 s), not after the 200 ms bound of quick ones.
 func TestEngine_SuspectAfterUsualAnswerTime(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := fastOptions()
 	o.Clock = clock
 	o.MaxConcurrent, o.MaxParked = 1, 4

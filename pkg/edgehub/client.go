@@ -168,6 +168,11 @@ func (c *Client) Send(ctx context.Context, b *delivery.Batch) error {
 	if err != nil {
 		return err
 	}
+	// A context already done sends nothing: once published, the message
+	// may be acknowledged before the select below sees the context end.
+	if err := ctx.Err(); err != nil {
+		return &Error{Err: fmt.Errorf("message not sent: %w", err)}
+	}
 	tok := cl.Publish(topic, 1, false, payload(b.Bodies))
 	select {
 	case <-tok.Done():
@@ -222,8 +227,9 @@ func (c *Client) setState(state int, cl mqtt.Client, err error) {
 	c.changed = make(chan struct{})
 }
 
-// Close disconnects and stops reconnecting. Sends in flight fail.
-func (c *Client) Close() error {
+// Close disconnects and stops reconnecting, and waits for its goroutine.
+// Sends in flight fail. It always returns nil.
+func (c *Client) Close(context.Context) error {
 	c.cancel()
 	c.wg.Wait()
 	c.setState(stateClosed, nil, ErrClosed)

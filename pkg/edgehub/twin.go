@@ -47,6 +47,10 @@ type TwinOptions struct {
 	// up to the client's MaxReconnect; zero means the client's
 	// MinReconnect.
 	Retry time.Duration
+	// Reapply, when it signals, has Apply called again with the current
+	// desired properties and the result reported, as after a patch: the
+	// caller's own retry of what failed for a passing reason.
+	Reapply <-chan struct{}
 }
 
 // twinResponse is an answer on $iothub/twin/res/<status>/?$rid=<rid>.
@@ -194,6 +198,9 @@ func (t *twin) patchLoop(ctx context.Context, conn mqtt.Client) bool {
 		select {
 		case <-ctx.Done():
 			return false
+		case <-t.o.Reapply:
+			t.applyAndReport(ctx, conn)
+			continue
 		case p := <-t.patches:
 			switch {
 			case t.lost.Load():

@@ -12,6 +12,8 @@ const (
 	EUnsupportedMedia    = "UnsupportedMediaType"
 	EBadRequest          = "BadRequest"
 	EInvalidJSON         = "InvalidJson"
+	EUnknownMember       = "UnknownMember"
+	ENotSupported        = "NotSupported"
 	EInvalidName         = "InvalidName"
 	ETopicNameMismatch   = "TopicNameMismatch"
 	EInvalidSchema       = "InvalidSchema"
@@ -25,12 +27,17 @@ const (
 	EPayloadTooLarge     = "PayloadTooLarge"
 	ETopicNotFound       = "TopicNotFound"
 	ESubscriptionMissing = "SubscriptionNotFound"
-	ENotFound            = "NotFound"
-	EMethodNotAllowed    = "MethodNotAllowed"
-	EUnauthorized        = "Unauthorized"
-	EQueueFull           = "QueueFull"
-	EUnavailable         = "ServiceUnavailable"
-	EInternal            = "InternalServerError"
+	// EConflict: the resource is managed elsewhere (see Owner).
+	EConflict         = "Conflict"
+	ENotFound         = "NotFound"
+	EMethodNotAllowed = "MethodNotAllowed"
+	EUnauthorized     = "Unauthorized"
+	EQueueFull        = "QueueFull"
+	// EEventsHeld refuses a change that would discard the events a
+	// subscription holds, such as switching it between push and queue.
+	EEventsHeld  = "SubscriptionHoldsEvents"
+	EUnavailable = "ServiceUnavailable"
+	EInternal    = "InternalServerError"
 )
 
 // Error is an error a client can act on. Code is one of the E* constants;
@@ -68,4 +75,26 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "The service encountered an internal error."
+}
+
+// Passing marks err as a failure of the moment rather than of the request:
+// an endpoint that did not answer a validation handshake as asked, say.
+// The same request may succeed later unchanged. The code and message stay
+// err's.
+func Passing(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &passingError{err}
+}
+
+type passingError struct{ err error }
+
+func (e *passingError) Error() string { return e.err.Error() }
+func (e *passingError) Unwrap() error { return e.err }
+
+// IsPassing reports whether err was marked by Passing.
+func IsPassing(err error) bool {
+	var p *passingError
+	return errors.As(err, &p)
 }

@@ -52,12 +52,13 @@ type Publication struct {
 	Size int64
 }
 
-// Publisher takes accepted events for delivery. The delivery engine
-// implements it.
+// Publisher takes accepted events for delivery. The dispatcher (package
+// dispatch) implements it over both delivery modes.
 type Publisher interface {
 	// Publish queues every event of the request for each subscription it
-	// matched. It is all or nothing: when the broker cannot hold them all it
-	// returns an *Error with code EQueueFull and queues nothing. It never
+	// matched. It is all or nothing: when the broker cannot hold them all
+	// now it returns an *Error with code EQueueFull, and EPayloadTooLarge
+	// when it never could, and queues nothing. It never
 	// waits for delivery and is safe for concurrent use. It may keep the
 	// events' bodies but not the Event structs, nor p's slices: the caller
 	// reuses them for its next request.

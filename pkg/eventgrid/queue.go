@@ -45,3 +45,13 @@ type QueueConfig struct {
 
 // IsQueue reports whether sub is a queue (pull) subscription.
 func (sub *EventSubscription) IsQueue() bool { return sub != nil && sub.Queue != nil }
+
+// EndpointTypeName is how logs and reports name what sub delivers to: its
+// destination's endpoint type, or Queue for a queue subscription, which has
+// no destination.
+func (sub *EventSubscription) EndpointTypeName() string {
+	if sub.IsQueue() {
+		return string(DeliveryQueue)
+	}
+	return string(sub.Destination.EndpointType)
+}

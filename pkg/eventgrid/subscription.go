@@ -65,6 +65,8 @@ type EventSubscription struct {
 	// Queue, when not nil, makes this a queue subscription: events wait for
 	// an application to receive them, and Destination is empty.
 	Queue *QueueConfig
+	// Owner manages the subscription: the zero Owner is the REST API.
+	Owner Owner
 }
 
 // DeadLetterDestination is a blob container that keeps undeliverable events.
@@ -114,9 +116,9 @@ type Destination struct {
 	ConnectionString string
 	// QueueName is the StorageQueue queue.
 	QueueName string
-	// QueueMessageTTLSeconds is a StorageQueue message's time to live: 0
-	// means not set (the service's default), -1 never expires.
-	QueueMessageTTLSeconds int
+	// QueueMessageTTLSeconds is a StorageQueue message's time to live in
+	// seconds, -1 for never; nil means not set (the service's default).
+	QueueMessageTTLSeconds *int
 }
 
 // ContentMode is how a WebHook receives events (docs/design.md#content-modes).
@@ -219,8 +221,9 @@ type AdvancedFilter struct {
 // for concurrent use.
 type SubscriptionService interface {
 	// PutSubscription creates or updates a subscription of an existing topic.
-	// It returns ETopicNotFound if the topic does not exist and a validation
-	// code (EInvalidDestination, EInvalidFilter, …) if sub is not acceptable.
+	// It returns ETopicNotFound if the topic does not exist, a validation
+	// code (EInvalidDestination, EInvalidFilter, …) if sub is not acceptable
+	// and EConflict if it exists with another Owner than sub's.
 	PutSubscription(ctx context.Context, sub EventSubscription) (stored *EventSubscription, created bool, err error)
 	// Subscription returns ETopicNotFound or ESubscriptionMissing if either
 	// does not exist.
@@ -228,8 +231,9 @@ type SubscriptionService interface {
 	// Subscriptions returns the topic's subscriptions ordered by name, or
 	// ETopicNotFound.
 	Subscriptions(ctx context.Context, topic string) ([]*EventSubscription, error)
-	// DeleteSubscription returns ETopicNotFound or ESubscriptionMissing if
-	// either does not exist.
+	// DeleteSubscription deletes a subscription for the REST API. It
+	// returns ETopicNotFound or ESubscriptionMissing if either does not
+	// exist, and EConflict if the subscription is declared.
 	DeleteSubscription(ctx context.Context, topic, name string) error
 }
 
@@ -244,4 +248,21 @@ type SubscriptionObserver interface {
 	// SubscriptionDeleted is called after a subscription is deleted, directly
 	// or with its topic.
 	SubscriptionDeleted(sub *EventSubscription)
+}
+
+// SubscriptionGuard is implemented by a SubscriptionObserver that can
+// refuse a change of a subscription before it is made: the registry asks it
+// before it replaces old with sub (same UID), with its lock held, and
+// answers the error instead of making the change. It must not block and
+// must not call back into the SubscriptionService. A change refused
+// because it would discard events gets EEventsHeld, saying how many.
+type SubscriptionGuard interface {
+	CheckSubscriptionPut(old, sub *EventSubscription) error
+}
+
+// EventHolder is implemented by what holds subscriptions' events: HeldEvents
+// is how many of sub's events it holds, all of which SubscriptionDeleted
+// would discard.
+type EventHolder interface {
+	HeldEvents(sub *EventSubscription) int
 }

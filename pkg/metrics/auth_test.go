@@ -8,6 +8,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/auth"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
 // eventgrid_auth_failures_total has a series per kind of failure from the
@@ -39,7 +40,7 @@ func TestPrometheus_AuthFailures(t *testing.T) {
 // The console's broker line counts the authentication failures of the
 // interval, whatever their kind.
 func TestConsole_AuthFailures(t *testing.T) {
-	buf := &logBuffer{}
+	buf := &logbuf.Buffer{}
 	c := metrics.NewConsole(time.Hour, zerolog.New(buf))
 	for _, n := range []int{3, 0, 2} {
 		for range n {
@@ -50,7 +51,7 @@ func TestConsole_AuthFailures(t *testing.T) {
 			n++
 		}
 		c.Report()
-		lines := byMessage(buf.Lines(t))["broker metrics"]
+		lines := byMessage(buf.Take(t))["broker metrics"]
 		if len(lines) != 1 || lines[0]["authFailures"] != float64(n) {
 			t.Errorf("broker lines %v, want one with authFailures %d", lines, n)
 		}

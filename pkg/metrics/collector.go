@@ -19,11 +19,12 @@ const (
 	queueScheduled = "scheduled"
 )
 
-// statsCollector reads the delivery engine's queues at every scrape.
+// statsCollector reads the push delivery engine's queues at every scrape;
+// what the broker holds in its budget is heldCollector's.
 type statsCollector struct {
 	stats *atomic.Pointer[func() delivery.Stats]
 
-	queueDepth, backoffDepth, inFlight, queuedEvents, queuedBytes, probation *prometheus.Desc
+	queueDepth, backoffDepth, inFlight, probation *prometheus.Desc
 }
 
 func newStatsCollector(stats *atomic.Pointer[func() delivery.Stats]) *statsCollector {
@@ -37,10 +38,6 @@ func newStatsCollector(stats *atomic.Pointer[func() delivery.Stats]) *statsColle
 			[]string{labelQueue}, nil),
 		inFlight: prometheus.NewDesc("eventgrid_deliveries_in_flight",
 			"Delivery requests in flight.", nil, nil),
-		queuedEvents: prometheus.NewDesc("eventgrid_queued_events",
-			"Queued (event, subscription) pairs, counted against broker__maxQueuedEvents.", nil, nil),
-		queuedBytes: prometheus.NewDesc("eventgrid_queued_bytes",
-			"Bytes of the distinct queued events, counted against the queued-bytes limit.", nil, nil),
 		probation: prometheus.NewDesc("eventgrid_subscription_on_probation",
 			"1 while a CloudExponential subscription's endpoint is on probation (new events skip the immediate attempt), else 0.",
 			[]string{labelTopic, labelSubscription}, nil),
@@ -52,8 +49,6 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.queueDepth
 	ch <- c.backoffDepth
 	ch <- c.inFlight
-	ch <- c.queuedEvents
-	ch <- c.queuedBytes
 	ch <- c.probation
 }
 
@@ -105,6 +100,4 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.backoffDepth, int64(backoff[0]), queueBackoff1)
 	gauge(c.backoffDepth, int64(backoff[1]), queueBackoff2)
 	gauge(c.inFlight, int64(st.InFlight))
-	gauge(c.queuedEvents, st.QueuedEvents)
-	gauge(c.queuedBytes, st.QueuedBytes)
 }

@@ -86,7 +86,7 @@ func (c *Console) loop(ctx context.Context, done chan<- struct{}) {
 // Close stops the reporting goroutine, waits for it, and logs a last
 // summary of the activity since the previous one. Later calls do nothing.
 // It always returns nil.
-func (c *Console) Close() error {
+func (c *Console) Close(context.Context) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -185,72 +185,110 @@ func (s *summary) sub(m *dto.Metric) *subLine {
 	return s.subs[k]
 }
 
+// series is one series of a metric, as the summary reads it: counters
+// and histograms as their increase since the previous report.
+type series struct {
+	s   *summary
+	key string
+	m   *dto.Metric
+}
+
+func (v series) counter() float64 { return v.s.delta(v.key, v.m.GetCounter().GetValue()) }
+
+func (v series) histogram() hist {
+	h := v.m.GetHistogram()
+	return hist{v.s.delta(v.key+"#count", float64(h.GetSampleCount())), v.s.delta(v.key+"#sum", h.GetSampleSum())}
+}
+
+func (v series) gauge() float64 { return v.m.GetGauge().GetValue() }
+
 // add takes one series of the metric name into the summary.
 func (s *summary) add(name string, m *dto.Metric) {
-	key := seriesKey(name, m)
-	counter := func() float64 { return s.delta(key, m.GetCounter().GetValue()) }
-	histogram := func() hist {
-		h := m.GetHistogram()
-		return hist{s.delta(key+"#count", float64(h.GetSampleCount())), s.delta(key+"#sum", h.GetSampleSum())}
+	v := series{s: s, key: seriesKey(name, m), m: m}
+	if !s.addTopic(name, v) && !s.addSubscription(name, v) {
+		s.addBroker(name, v)
 	}
-	gauge := func() float64 { return m.GetGauge().GetValue() }
+}
+
+// addTopic takes a topic metric into its topic's line; false for other
+// metrics.
+func (s *summary) addTopic(name string, v series) bool {
 	switch name {
 	case "eventgrid_topic_events_received_total":
-		s.topic(m).received = counter()
+		s.topic(v.m).received = v.counter()
 	case "eventgrid_topic_unmatched_events_total":
-		s.topic(m).unmatched = counter()
+		s.topic(v.m).unmatched = v.counter()
 	case "eventgrid_topic_success_requests_total":
-		s.topic(m).success = counter()
+		s.topic(v.m).success = v.counter()
 	case "eventgrid_topic_system_error_requests_total":
-		s.topic(m).systemErrors = counter()
+		s.topic(v.m).systemErrors = v.counter()
 	case "eventgrid_topic_user_error_requests_total":
-		s.topic(m).userErrors = counter()
+		s.topic(v.m).userErrors = v.counter()
 	case "eventgrid_topic_success_request_latency_ms":
-		s.topic(m).latency = histogram()
+		s.topic(v.m).latency = v.histogram()
+	default:
+		return false
+	}
+	return true
+}
+
+// addSubscription takes a subscription metric into its subscription's
+// line; false for other metrics.
+func (s *summary) addSubscription(name string, v series) bool {
+	switch name {
 	case "eventgrid_subscription_delivery_success_total":
-		s.sub(m).delivered = counter()
+		s.sub(v.m).delivered = v.counter()
 	case "eventgrid_subscription_delivery_failure_total":
-		s.sub(m).failed = counter()
+		s.sub(v.m).failed = v.counter()
 	case "eventgrid_subscription_delivery_attempts_total":
-		s.sub(m).attempts = counter()
+		s.sub(v.m).attempts = v.counter()
 	case "eventgrid_subscription_expired_total":
-		s.sub(m).expired = counter()
+		s.sub(v.m).expired = v.counter()
 	case "eventgrid_subscription_delivery_success_latency_ms":
-		s.sub(m).successLat = histogram()
+		s.sub(v.m).successLat = v.histogram()
 	case "eventgrid_subscription_delivery_failure_latency_ms":
-		s.sub(m).failureLat = histogram()
+		s.sub(v.m).failureLat = v.histogram()
 	case "eventgrid_subscription_system_delay_for_first_attempt_ms":
-		s.sub(m).firstAttempt = histogram()
+		s.sub(v.m).firstAttempt = v.histogram()
 	case "eventgrid_events_dropped_total":
-		if d := counter(); d != 0 {
-			s.sub(m).dropped[label(m, labelReason)] = d
+		if d := v.counter(); d != 0 {
+			s.sub(v.m).dropped[label(v.m, labelReason)] = d
 		}
 	case "eventgrid_queue_depth":
-		sub := s.sub(m)
-		switch label(m, labelQueue) {
+		sub := s.sub(v.m)
+		switch label(v.m, labelQueue) {
 		case queueReady:
-			sub.ready = gauge()
+			sub.ready = v.gauge()
 		case queueBackoff1:
-			sub.backoff1 = gauge()
+			sub.backoff1 = v.gauge()
 		case queueBackoff2:
-			sub.backoff2 = gauge()
+			sub.backoff2 = v.gauge()
 		}
+	default:
+		return false
+	}
+	return true
+}
+
+// addBroker takes a broker-wide metric into the broker's line.
+func (s *summary) addBroker(name string, v series) {
+	switch name {
 	case "eventgrid_backoff_queue_depth":
-		if label(m, labelQueue) == queueBackoff1 {
-			s.broker.backoff1 = gauge()
+		if label(v.m, labelQueue) == queueBackoff1 {
+			s.broker.backoff1 = v.gauge()
 		} else {
-			s.broker.backoff2 = gauge()
+			s.broker.backoff2 = v.gauge()
 		}
 	case "eventgrid_deliveries_in_flight":
-		s.broker.inFlight = gauge()
+		s.broker.inFlight = v.gauge()
 	case "eventgrid_queued_events":
-		s.broker.queuedEvents = gauge()
+		s.broker.queuedEvents = v.gauge()
 	case "eventgrid_queued_bytes":
-		s.broker.queuedBytes = gauge()
+		s.broker.queuedBytes = v.gauge()
 	case "eventgrid_publish_rejected_total":
-		s.broker.rejected = counter()
+		s.broker.rejected = v.counter()
 	case "eventgrid_auth_failures_total":
-		s.broker.authFailures += counter()
+		s.broker.authFailures += v.counter()
 	}
 }
 

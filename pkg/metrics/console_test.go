@@ -9,7 +9,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
 // byMessage groups log lines by message.
@@ -23,17 +25,18 @@ func byMessage(lines []map[string]any) map[string][]map[string]any {
 }
 
 func TestConsole_Report(t *testing.T) {
-	buf := &logBuffer{}
+	buf := &logbuf.Buffer{}
 	c := metrics.NewConsole(time.Hour, zerolog.New(buf))
 	s1, _, _ := scenario(c.Prometheus)
 	c.Collect(func() delivery.Stats {
-		return delivery.Stats{QueuedEvents: 4, QueuedBytes: 400, InFlight: 1, Queues: []delivery.QueueStats{
+		return delivery.Stats{InFlight: 1, Queues: []delivery.QueueStats{
 			{Subscription: s1, Ready: 1, Backoff: [2]int{2, 1}},
 		}}
 	})
+	c.CollectHeld(func() dispatch.Holdings { return dispatch.Holdings{Events: 4, Bytes: 400} })
 
 	c.Report()
-	first := byMessage(buf.Lines(t))
+	first := byMessage(buf.Take(t))
 	tests := []struct {
 		name  string
 		msg   string
@@ -88,7 +91,7 @@ func TestConsole_Report(t *testing.T) {
 	t.Run("the next report counts the interval only", func(t *testing.T) {
 		c.Published("T1", http.StatusOK, time.Millisecond, 2, 0)
 		c.Report()
-		next := byMessage(buf.Lines(t))
+		next := byMessage(buf.Take(t))
 		if got := len(next["topic metrics"]); got != 1 {
 			t.Fatalf("%d topic lines, want 1 (T1): %v", got, next["topic metrics"])
 		}
@@ -126,9 +129,9 @@ func equalJSON(a, b any) bool {
 
 func TestConsole_Lifecycle(t *testing.T) {
 	t.Run("reports every interval", func(t *testing.T) {
-		buf := &logBuffer{}
+		buf := &logbuf.Buffer{}
 		c := metrics.NewConsole(10*time.Millisecond, zerolog.New(buf))
-		t.Cleanup(func() { c.Close() })
+		t.Cleanup(func() { c.Close(context.Background()) })
 		if err := c.Run(context.Background()); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -139,7 +142,7 @@ func TestConsole_Lifecycle(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		reports, received := 0, 0.0
 		for (reports < 3 || received == 0) && time.Now().Before(deadline) {
-			lines := byMessage(buf.Lines(t))
+			lines := byMessage(buf.Take(t))
 			reports += len(lines["broker metrics"])
 			for _, l := range lines["topic metrics"] {
 				received += l["eventsReceived"].(float64)
@@ -151,23 +154,23 @@ func TestConsole_Lifecycle(t *testing.T) {
 		}
 	})
 	t.Run("Close reports the rest", func(t *testing.T) {
-		buf := &logBuffer{}
+		buf := &logbuf.Buffer{}
 		c := metrics.NewConsole(time.Hour, zerolog.New(buf))
 		if err := c.Run(context.Background()); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
 		c.Published("t", http.StatusOK, time.Millisecond, 4, 0)
-		if err := c.Close(); err != nil {
+		if err := c.Close(context.Background()); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-		lines := byMessage(buf.Lines(t))["topic metrics"]
+		lines := byMessage(buf.Take(t))["topic metrics"]
 		if len(lines) != 1 || lines[0]["eventsReceived"] != 4.0 {
 			t.Errorf("topic lines after Close: %v, want one with eventsReceived 4", lines)
 		}
-		if err := c.Close(); err != nil {
+		if err := c.Close(context.Background()); err != nil {
 			t.Errorf("second Close: %v", err)
 		}
-		if got := buf.Lines(t); len(got) != 0 {
+		if got := buf.Take(t); len(got) != 0 {
 			t.Errorf("lines after the second Close: %v", got)
 		}
 		if err := c.Run(context.Background()); err == nil {
@@ -182,7 +185,7 @@ func TestConsole_Lifecycle(t *testing.T) {
 		}
 		cancel()
 		done := make(chan struct{})
-		go func() { c.Close(); close(done) }()
+		go func() { c.Close(context.Background()); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):

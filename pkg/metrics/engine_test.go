@@ -9,7 +9,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )
@@ -29,27 +31,24 @@ func (o observers) SubscriptionDeleted(s *eventgrid.EventSubscription) {
 	}
 }
 
-// senderFunc adapts a function to delivery.Sender.
-type senderFunc func(ctx context.Context, b *delivery.Batch) error
-
-func (f senderFunc) Send(ctx context.Context, b *delivery.Batch) error { return f(ctx, b) }
-
 // TestPrometheus_Engine runs a delivery engine and a registry against the
 // metrics: one subscription delivers, one fails and drops every event
 // after one attempt, then is deleted.
 func TestPrometheus_Engine(t *testing.T) {
 	ctx := context.Background()
 	p := metrics.NewPrometheus()
-	send := senderFunc(func(_ context.Context, b *delivery.Batch) error {
+	send := &mock.Sender{SendFn: func(_ context.Context, b *delivery.Batch) error {
 		if b.Subscription.Name == "bad" {
 			return errFail
 		}
 		return nil
-	})
+	}}
 	e := delivery.New(delivery.DefaultOptions(), send, p, zerolog.Nop())
-	t.Cleanup(func() { e.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	p.Collect(e.Stats)
-	reg := registry.New(registry.DefaultOptions(), observers{e, p})
+	d := dispatch.New(dispatch.Options{Push: e, Metrics: p})
+	p.CollectHeld(d.Holdings)
+	reg := registry.New(registry.DefaultOptions(), observers{d, p})
 	if _, _, err := reg.PutTopic(ctx, eventgrid.Topic{Name: "Orders"}); err != nil {
 		t.Fatalf("PutTopic: %v", err)
 	}
@@ -70,7 +69,7 @@ func TestPrometheus_Engine(t *testing.T) {
 		ev := &eventgrid.Event{ID: fmt.Sprint(i), Body: []byte(fmt.Sprintf(`{"id":"%d"}`, i)), Accepted: time.Now()}
 		ds[i] = eventgrid.Delivery{Event: ev, Subscriptions: subs}
 	}
-	if err := e.Publish(ctx, eventgrid.Publication{Topic: eventgrid.Topic{Name: "Orders"}, Deliveries: ds}); err != nil {
+	if err := d.Publish(ctx, eventgrid.Publication{Topic: eventgrid.Topic{Name: "Orders"}, Deliveries: ds}); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
 	sub := func(name string, more ...string) []string {

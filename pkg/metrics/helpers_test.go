@@ -1,14 +1,10 @@
 package metrics_test
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -139,35 +135,4 @@ func assertSeries(t *testing.T, s scrape, want []series) {
 
 func newSub(uid uint64, topic, name string) *eventgrid.EventSubscription {
 	return &eventgrid.EventSubscription{UID: uid, Topic: topic, Name: name}
-}
-
-// logBuffer is a log destination safe for concurrent writes.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// Lines decodes every log line and forgets them.
-func (b *logBuffer) Lines(tb testing.TB) []map[string]any {
-	tb.Helper()
-	b.mu.Lock()
-	data := append([]byte(nil), b.buf.Bytes()...)
-	b.buf.Reset()
-	b.mu.Unlock()
-	var lines []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		var l map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			tb.Fatalf("log line %q: %v", sc.Text(), err)
-		}
-		lines = append(lines, l)
-	}
-	return lines
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/auth"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -66,6 +67,7 @@ type Prometheus struct {
 	authFailures                                 *prometheus.CounterVec
 
 	stats atomic.Pointer[func() delivery.Stats]
+	held  atomic.Pointer[func() dispatch.Holdings]
 
 	mu       sync.RWMutex
 	topics   map[string]*topicSeries // by topic name as reported
@@ -84,9 +86,11 @@ type topicSeries struct {
 	latency                                                prometheus.Observer
 }
 
-// subSeries are the series of one subscription.
+// subSeries are the series of one subscription; a queue subscription's
+// have no push delivery series.
 type subSeries struct {
 	topic, name                                  string
+	queue                                        bool
 	delivered, failed, attempts, expired         prometheus.Counter
 	successLatency, failureLatency, firstAttempt prometheus.Observer
 	dropped                                      [len(dropReasons)]prometheus.Counter
@@ -124,7 +128,7 @@ func NewPrometheus() *Prometheus {
 		deadLetterDropped: counter("eventgrid_dead_letter_dropped_total", "Dead-lettered events dropped because storage did not take them in time, or at shutdown.", t, ts),
 		rejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "eventgrid_publish_rejected_total",
-			Help: "Deliveries refused at publish with 503 because the broker's queues were full.",
+			Help: "Deliveries, push and queue, refused at publish by the queue budget: with 503 because it was full, or 413 because it could never hold them.",
 		}),
 		authFailures: counter("eventgrid_auth_failures_total", "Requests refused with 401, by reason: no_credentials, sas_key, sas_token, client_certificate.", labelReason),
 		topics:       map[string]*topicSeries{},
@@ -138,6 +142,7 @@ func NewPrometheus() *Prometheus {
 		p.delivered, p.failed, p.attempts, p.expired, p.successLatency, p.failureLatency, p.firstAttempt,
 		p.dropped, p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped, p.rejected, p.authFailures,
 		newStatsCollector(&p.stats),
+		newHeldCollector(&p.held),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -182,7 +187,7 @@ func (p *Prometheus) Published(topic string, status int, latency time.Duration, 
 
 // Attempt implements delivery.Metrics.
 func (p *Prometheus) Attempt(sub *eventgrid.EventSubscription, n int, latency time.Duration, err error) {
-	s := p.sub(sub)
+	s := p.pushSub(sub)
 	if s == nil {
 		return
 	}
@@ -198,7 +203,7 @@ func (p *Prometheus) Attempt(sub *eventgrid.EventSubscription, n int, latency ti
 
 // FirstAttempt implements delivery.Metrics.
 func (p *Prometheus) FirstAttempt(sub *eventgrid.EventSubscription, delay time.Duration) {
-	if s := p.sub(sub); s != nil {
+	if s := p.pushSub(sub); s != nil {
 		s.firstAttempt.Observe(ms(delay))
 	}
 }
@@ -206,7 +211,7 @@ func (p *Prometheus) FirstAttempt(sub *eventgrid.EventSubscription, delay time.D
 // Dropped implements delivery.Metrics. Events dropped because they expired
 // or ran out of attempts also count in ExpiredCounts.
 func (p *Prometheus) Dropped(sub *eventgrid.EventSubscription, reason delivery.DropReason, n int) {
-	s := p.sub(sub)
+	s := p.pushSub(sub)
 	if s == nil {
 		return
 	}
@@ -225,21 +230,27 @@ func (p *Prometheus) DeadLettered(sub *eventgrid.EventSubscription, reason strin
 // AuthFailed implements api.Metrics.
 func (p *Prometheus) AuthFailed(reason string) { p.authFailures.WithLabelValues(reason).Inc() }
 
-// Rejected implements delivery.Metrics.
+// Rejected implements dispatch.Metrics.
 func (p *Prometheus) Rejected(n int) { p.rejected.Add(float64(n)) }
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: the
 // subscription's series appear at zero. From the first call on, Prometheus
-// keeps series only for the subscriptions it was told about.
+// keeps series only for the subscriptions it was told about. A queue
+// subscription has no push delivery series (its own are Pull's); it keeps
+// its dead-letter series.
 func (p *Prometheus) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.observed = true
 	if s, ok := p.subs[sub.UID]; ok {
-		if s.topic == sub.Topic && s.name == sub.Name {
+		if s.topic == sub.Topic && s.name == sub.Name && s.queue == sub.IsQueue() {
 			return
 		}
 		p.deleteSubSeriesLocked(s.topic, s.name)
+	}
+	if sub.IsQueue() {
+		p.subs[sub.UID] = &subSeries{topic: sub.Topic, name: sub.Name, queue: true}
+		return
 	}
 	p.subs[sub.UID] = p.newSubSeriesLocked(sub.Topic, sub.Name)
 }
@@ -351,6 +362,14 @@ func (p *Prometheus) sub(sub *eventgrid.EventSubscription) *subSeries {
 	s = p.newSubSeriesLocked(sub.Topic, sub.Name)
 	p.subs[sub.UID] = s
 	return s
+}
+
+// pushSub is sub's push delivery series; nil for a queue subscription.
+func (p *Prometheus) pushSub(sub *eventgrid.EventSubscription) *subSeries {
+	if s := p.sub(sub); s != nil && !s.queue {
+		return s
+	}
+	return nil
 }
 
 func (p *Prometheus) newSubSeriesLocked(topic, name string) *subSeries {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 )
@@ -60,9 +61,15 @@ func TestPrometheus_Series(t *testing.T) {
 	p := metrics.NewPrometheus()
 	scenario(p)
 	p.Collect(func() delivery.Stats {
-		return delivery.Stats{QueuedEvents: 9, QueuedBytes: 900, InFlight: 2, Queues: []delivery.QueueStats{
+		return delivery.Stats{InFlight: 2, Queues: []delivery.QueueStats{
 			{Subscription: newSub(1, "T1", "s1"), Ready: 1, Backoff: [2]int{2, 3}, InFlight: 1},
 			{Subscription: newSub(2, "T1", "s2"), Ready: 0, Backoff: [2]int{1, 0}, InFlight: 1},
+		}}
+	})
+	p.CollectHeld(func() dispatch.Holdings {
+		return dispatch.Holdings{Events: 9, Bytes: 900, Subscriptions: []dispatch.Holding{
+			{Subscription: newSub(1, "T1", "s1"), Events: 7, Bytes: 700},
+			{Subscription: queueSub(3, "T1", "q"), Events: 2, Bytes: 300},
 		}}
 	})
 	s := MustScrape(t, p.Handler())
@@ -112,6 +119,10 @@ func TestPrometheus_Series(t *testing.T) {
 		{"eventgrid_deliveries_in_flight", nil, 2},
 		{"eventgrid_queued_events", nil, 9},
 		{"eventgrid_queued_bytes", nil, 900},
+		{"eventgrid_subscription_held_events", sub("T1", "s1"), 7},
+		{"eventgrid_subscription_held_bytes", sub("T1", "s1"), 700},
+		{"eventgrid_subscription_held_events", sub("T1", "q"), 2},
+		{"eventgrid_subscription_held_bytes", sub("T1", "q"), 300},
 	})
 	t.Run("latency buckets in milliseconds", func(t *testing.T) {
 		m, _ := s.find("eventgrid_topic_success_request_latency_ms", t1...)
@@ -232,13 +243,14 @@ func TestPrometheus_Forget(t *testing.T) {
 func TestPrometheus_Collect(t *testing.T) {
 	t.Run("stats are read at every scrape", func(t *testing.T) {
 		p := metrics.NewPrometheus()
-		var calls atomic.Int64
+		var calls, held atomic.Int64
 		p.Collect(func() delivery.Stats {
 			n := calls.Add(1)
-			return delivery.Stats{QueuedEvents: n, Queues: []delivery.QueueStats{
+			return delivery.Stats{Queues: []delivery.QueueStats{
 				{Subscription: newSub(1, "t", "s"), Ready: int(n)},
 			}}
 		})
+		p.CollectHeld(func() dispatch.Holdings { return dispatch.Holdings{Events: held.Add(1)} })
 		for want := 1.0; want <= 3; want++ {
 			s := MustScrape(t, p.Handler())
 			if v, _ := s.value("eventgrid_queued_events"); v != want {
@@ -263,10 +275,18 @@ func TestPrometheus_Collect(t *testing.T) {
 	})
 	t.Run("no stats, no gauges", func(t *testing.T) {
 		p := metrics.NewPrometheus()
-		p.Collect(func() delivery.Stats { return delivery.Stats{QueuedEvents: 1} })
+		p.Collect(func() delivery.Stats {
+			return delivery.Stats{Queues: []delivery.QueueStats{{Subscription: newSub(1, "t", "s")}}}
+		})
+		p.CollectHeld(func() dispatch.Holdings { return dispatch.Holdings{Events: 1} })
 		p.Collect(nil)
-		if _, ok := MustScrape(t, p.Handler())["eventgrid_queued_events"]; ok {
-			t.Errorf("eventgrid_queued_events present after Collect(nil)")
+		p.CollectHeld(nil)
+		s := MustScrape(t, p.Handler())
+		if _, ok := s["eventgrid_queued_events"]; ok {
+			t.Errorf("eventgrid_queued_events present after CollectHeld(nil)")
+		}
+		if _, ok := s["eventgrid_queue_depth"]; ok {
+			t.Errorf("eventgrid_queue_depth present after Collect(nil)")
 		}
 	})
 }

@@ -1,86 +1,20 @@
 package pull_test
 
 import (
+	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
-
-// fakeClock is a clock the test moves by hand; timers fire, in order,
-// inside Advance.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c       *fakeClock
-	at      time.Time
-	f       func()
-	stopped bool
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) pull.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-// Advance moves the clock by d, firing every timer due on the way.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	end := c.now.Add(d)
-	c.mu.Unlock()
-	for {
-		c.mu.Lock()
-		var next *fakeTimer
-		for _, t := range c.timers {
-			if !t.stopped && !t.at.After(end) && (next == nil || t.at.Before(next.at)) {
-				next = t
-			}
-		}
-		if next == nil {
-			c.now = end
-			c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool { return t.stopped })
-			c.mu.Unlock()
-			return
-		}
-		next.stopped = true
-		if next.at.After(c.now) {
-			c.now = next.at
-		}
-		c.mu.Unlock()
-		next.f()
-	}
-}
 
 // recorder counts what the store reports, and keeps the dead letters.
 type recorder struct {
@@ -90,7 +24,8 @@ type recorder struct {
 	expired  int
 	dead     map[string]int
 	dropped  map[string]int
-	letters  []pull.DeadLetter
+	letters  []eventgrid.DeadLetter
+	rejected int
 }
 
 func newRecorder() *recorder {
@@ -127,7 +62,13 @@ func (r *recorder) Dropped(_ *eventgrid.EventSubscription, reason string, n int)
 	r.mu.Unlock()
 }
 
-func (r *recorder) DeadLetter(l pull.DeadLetter) {
+func (r *recorder) Rejected(n int) {
+	r.mu.Lock()
+	r.rejected += n
+	r.mu.Unlock()
+}
+
+func (r *recorder) DeadLetter(l eventgrid.DeadLetter) {
 	r.mu.Lock()
 	r.letters = append(r.letters, l)
 	r.mu.Unlock()
@@ -160,23 +101,34 @@ func queueSub(uid uint64, name string, lock, maxCount int, ttl time.Duration) *e
 	}
 }
 
+// fixture is a store on a fake clock, published to through the broker's
+// dispatcher, within a budget.
 type fixture struct {
-	t     *testing.T
-	clock *fakeClock
-	rec   *recorder
-	store *pull.Store
-	next  int
+	t      *testing.T
+	clock  *fakeclock.Clock
+	rec    *recorder
+	store  *pull.Store
+	budget *budget.Budget
+	d      *dispatch.Dispatcher
+	next   int
 }
 
 func newFixture(t *testing.T, o pull.Options, subs ...*eventgrid.EventSubscription) *fixture {
 	t.Helper()
-	f := &fixture{t: t, clock: newFakeClock(), rec: newRecorder()}
+	return newLimitedFixture(t, o, budget.Limits{}, subs...)
+}
+
+// newLimitedFixture is newFixture with a budget of limits.
+func newLimitedFixture(t *testing.T, o pull.Options, limits budget.Limits, subs ...*eventgrid.EventSubscription) *fixture {
+	t.Helper()
+	f := &fixture{t: t, clock: fakeclock.New(), rec: newRecorder(), budget: budget.New(limits)}
 	o.Clock, o.Metrics, o.DeadLetterer = f.clock, f.rec, f.rec
 	f.store = pull.New(o, zerolog.Nop())
+	f.d = dispatch.New(dispatch.Options{Budget: f.budget, Queues: f.store, Metrics: f.rec})
 	for _, s := range subs {
-		f.store.SubscriptionPut(s)
+		f.d.SubscriptionPut(s)
 	}
-	t.Cleanup(f.store.Close)
+	t.Cleanup(func() { _ = f.store.Close(context.Background()) })
 	return f
 }
 
@@ -190,11 +142,9 @@ func (f *fixture) publish(n int, subs ...*eventgrid.EventSubscription) ([]string
 		bodies = append(bodies, body)
 		ds = append(ds, eventgrid.Delivery{Event: &eventgrid.Event{ID: fmt.Sprint(f.next), Body: []byte(body), Accepted: f.clock.Now()}, Subscriptions: subs})
 	}
-	b, err := f.store.Prepare(topic, ds)
-	if err != nil {
+	if err := f.d.Publish(f.t.Context(), eventgrid.Publication{Topic: topic, Deliveries: ds}); err != nil {
 		return nil, err
 	}
-	b.Commit()
 	return bodies, nil
 }
 

@@ -3,10 +3,12 @@ package pull
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -42,32 +44,6 @@ const MaxRenewal = time.Hour
 // ReleaseDelays are the delays a release may ask for, in seconds.
 var ReleaseDelays = []int{0, 10, 60, 600, 3600}
 
-// DeadLetter is an event a queue subscription gives up on, for a
-// subscription that has a dead-letter destination.
-type DeadLetter struct {
-	Subscription *eventgrid.EventSubscription
-	// Body is the event as the subscription hands it out.
-	Body []byte
-	// Reason is one of MaxDeliveryCountExceeded, TimeToLiveExceeded and
-	// Rejected.
-	Reason string
-	// DeliveryCount is how many times the event was received.
-	DeliveryCount int
-	// Published is when the broker accepted the event; LastReceive when it
-	// was last received (zero if never).
-	Published   time.Time
-	LastReceive time.Time
-	// Done must be called exactly once, when the letter has been written or
-	// given up on: until then the event counts against the queue budget.
-	Done func()
-}
-
-// DeadLetterer takes dead letters. It is called without the store's locks
-// held, must not block for long and must be safe for concurrent use.
-type DeadLetterer interface {
-	DeadLetter(l DeadLetter)
-}
-
 // Metrics receives what the store measures. Implementations must not block.
 type Metrics interface {
 	// Received counts n events handed out to a receiver.
@@ -102,42 +78,34 @@ func (NopMetrics) Dropped(*eventgrid.EventSubscription, string, int) {}
 
 // Options configure a Store. Zero values take the defaults.
 type Options struct {
-	// MaxEventsPerSubscription and MaxBytesPerSubscription are each queue
-	// subscription's share of the queue budget
-	// (broker__maxQueuedEventsPerSubscription, …BytesPerSubscription);
-	// zero is no bound.
-	MaxEventsPerSubscription int
-	MaxBytesPerSubscription  int64
-	// Global, if not nil, is charged for every queued event as well: the
-	// broker-wide budget.
-	Global Budget
+	// MaxWaiting bounds the receives waiting for events at once, across
+	// all queue subscriptions (broker__maxWaitingReceives); a receive that
+	// would wait beyond it gets EUnavailable. Zero is no bound.
+	MaxWaiting int
 	// TimeScale multiplies lock durations, release delays, the renew limit
 	// and event times to live (broker__queueTimeScale, for tests); zero
 	// means 1.
 	TimeScale float64
-	// Transform returns the body sub hands out for an event of topic; nil
-	// hands out the body as published.
-	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
 	// DeadLetterer, if not nil, takes the events of subscriptions that have
 	// a dead-letter destination.
-	DeadLetterer DeadLetterer
+	DeadLetterer eventgrid.DeadLetterer
 	Metrics      Metrics
-	Clock        Clock
-	// LogDeliverySuccess logs acknowledgements; LogDeliveryFailure logs
-	// rejections, lock expiries, dead letters and drops; LogEventExpiry
-	// logs events past their time to live.
-	LogDeliverySuccess bool
-	LogDeliveryFailure bool
-	LogEventExpiry     bool
+	Clock        clock.Clock
+	// DeliveryLogs are the log switches: LogDeliverySuccess logs
+	// acknowledgements; LogDeliveryFailure logs rejections, lock expiries,
+	// dead letters and drops; LogEventExpiry logs events past their time
+	// to live.
+	eventgrid.DeliveryLogs
 }
 
-// Store keeps the queue subscriptions' events. It implements
-// eventgrid.SubscriptionObserver for queue subscriptions. It is safe for
-// concurrent use.
+// Store keeps the queue subscriptions' events, which the publish path
+// enqueues (see Enqueue) within the broker's budget. It implements
+// eventgrid.SubscriptionObserver and eventgrid.EventHolder for queue
+// subscriptions. It is safe for concurrent use.
 //
-// Lock order: Store.mu, then a queue's mu; the dead-letterer, the budgets'
-// release and the metrics are called with no queue lock held, except the
-// metrics, which never block.
+// Lock order: Store.mu, then a queue's mu. The dead-letterer and the log
+// are called with no queue lock held; the budget's release and the
+// metrics, which never block, may be called under it.
 type Store struct {
 	opts Options
 	log  zerolog.Logger
@@ -145,13 +113,12 @@ type Store struct {
 	mu     sync.RWMutex
 	queues map[uint64]*queue // by subscription UID
 	closed bool
+
+	waiting atomic.Int64 // receives waiting, across the queues
 }
 
 // New returns an empty Store.
 func New(o Options, log zerolog.Logger) *Store {
-	if o.Global == nil {
-		o.Global = unlimited{}
-	}
 	if o.TimeScale <= 0 {
 		o.TimeScale = 1
 	}
@@ -159,9 +126,23 @@ func New(o Options, log zerolog.Logger) *Store {
 		o.Metrics = NopMetrics{}
 	}
 	if o.Clock == nil {
-		o.Clock = SystemClock{}
+		o.Clock = clock.System{}
 	}
 	return &Store{opts: o, log: log.With().Str("component", "pull").Logger(), queues: map[uint64]*queue{}}
+}
+
+// enterWait counts one more waiting receive, unless the broker holds
+// Options.MaxWaiting already; the receive leaves with waiting.Add(-1).
+func (s *Store) enterWait() bool {
+	if n := s.waiting.Add(1); s.opts.MaxWaiting > 0 && n > int64(s.opts.MaxWaiting) {
+		s.waiting.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (s *Store) tooManyWaiting() error {
+	return eventgrid.Errorf(eventgrid.EUnavailable, "The broker holds its limit of %d receives waiting for events (broker__maxWaitingReceives); retry later, or receive with a shorter maxWaitTime.", s.opts.MaxWaiting)
 }
 
 func (s *Store) scale(d time.Duration) time.Duration {
@@ -173,20 +154,14 @@ func (s *Store) scale(d time.Duration) time.Duration {
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: a queue
 // subscription gets its queue, or updates it; a subscription that stops
-// being a queue subscription loses its queue and the events in it.
+// being a queue subscription loses its queue, as SubscriptionDeleted.
 func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
-	s.mu.Lock()
-	q := s.queues[sub.UID]
 	if !sub.IsQueue() {
-		if q != nil {
-			delete(s.queues, sub.UID)
-		}
-		s.mu.Unlock()
-		if q != nil {
-			q.close(ReasonSubscriptionDeleted)
-		}
+		s.SubscriptionDeleted(sub)
 		return
 	}
+	s.mu.Lock()
+	q := s.queues[sub.UID]
 	if q == nil {
 		if !s.closed {
 			s.queues[sub.UID] = newQueue(s, sub)
@@ -200,21 +175,37 @@ func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	q.mu.Unlock()
 }
 
+// HeldEvents implements eventgrid.EventHolder: the events of sub's queue,
+// available, locked or delayed.
+func (s *Store) HeldEvents(sub *eventgrid.EventSubscription) int {
+	c, _ := s.Counts(sub)
+	return c.Available + c.Locked + c.Delayed
+}
+
 // SubscriptionDeleted implements eventgrid.SubscriptionObserver. The
 // queue's events are dropped and counted; waiting receives get
-// ESubscriptionMissing.
+// ESubscriptionMissing, or, when sub is the subscription as it is now, a
+// push subscription, the error that says so.
 func (s *Store) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 	s.mu.Lock()
 	q := s.queues[sub.UID]
 	delete(s.queues, sub.UID)
 	s.mu.Unlock()
-	if q != nil {
-		q.close(ReasonSubscriptionDeleted)
+	if q == nil {
+		return
 	}
+	if !sub.IsQueue() {
+		q.mu.Lock()
+		q.sub = sub
+		q.mu.Unlock()
+	}
+	q.close(ReasonSubscriptionDeleted)
 }
 
-// Close drops every queued event (counted) and ends waiting receives.
-func (s *Store) Close() {
+// Close drops every queued event (counted, reason Shutdown) and ends the
+// receives still waiting, which answer no events. It does not wait for
+// anything, and always returns nil; later calls do nothing more.
+func (s *Store) Close(context.Context) error {
 	s.mu.Lock()
 	qs := s.queues
 	s.queues = map[uint64]*queue{}
@@ -223,11 +214,12 @@ func (s *Store) Close() {
 	for _, q := range qs {
 		q.close(ReasonShutdown)
 	}
+	return nil
 }
 
 func (s *Store) queue(sub *eventgrid.EventSubscription) (*queue, error) {
 	if !sub.IsQueue() {
-		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "Event subscription %q of topic %q delivers by push; receive, acknowledge, release, reject and renewLock apply to subscriptions whose deliveryMode is Queue.", sub.Name, sub.Topic)
+		return nil, notQueue(sub)
 	}
 	s.mu.RLock()
 	q := s.queues[sub.UID]
@@ -236,6 +228,10 @@ func (s *Store) queue(sub *eventgrid.EventSubscription) (*queue, error) {
 		return nil, missing(sub)
 	}
 	return q, nil
+}
+
+func notQueue(sub *eventgrid.EventSubscription) error {
+	return eventgrid.Errorf(eventgrid.EBadRequest, "Event subscription %q of topic %q delivers by push; receive, acknowledge, release, reject and renewLock apply to subscriptions whose deliveryMode is Queue.", sub.Name, sub.Topic)
 }
 
 func missing(sub *eventgrid.EventSubscription) error {
@@ -291,14 +287,21 @@ func (s *Store) Stats() []SubscriptionCounts {
 type Received struct {
 	LockToken     string
 	DeliveryCount int
-	// Body is the CloudEvent; it must not be modified.
+	// LockedUntil is when the lock expires unless it is renewed.
+	LockedUntil time.Time
+	// Body is the CloudEvent, shared with the queue; it must not be
+	// modified.
 	Body []byte
 }
 
 // Receive hands out up to max available events of sub, oldest first, each
 // locked under a new token. When none is available it waits up to wait for
-// one to be published or released, and returns none if none came. It
-// returns ESubscriptionMissing if the subscription is deleted meanwhile.
+// one to become available (published, released, its lock expired or its
+// release delay passed), and returns none if none came. Waiting receives
+// are woken one per available event, oldest first. It returns
+// ESubscriptionMissing if the subscription is deleted meanwhile, and
+// EUnavailable, without waiting, when Options.MaxWaiting receives wait
+// already.
 func (s *Store) Receive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]Received, error) {
 	q, err := s.queue(sub)
 	if err != nil {

@@ -2,12 +2,16 @@ package pull_test
 
 import (
 	"context"
+	"errors"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 func TestReceiveAcknowledge(t *testing.T) {
@@ -92,7 +96,7 @@ func TestMaxDeliveryCount(t *testing.T) {
 		}
 		dead, dropped := f.rec.snapshot()
 		want := map[string]int{pull.ReasonMaxDeliveryCount: 1}
-		if withDeadLetter && (!maps.Equal(dead, want) || len(dropped) != 0 || f.rec.letters[0].DeliveryCount != 2) {
+		if withDeadLetter && (!maps.Equal(dead, want) || len(dropped) != 0 || f.rec.letters[0].Attempts != 2) {
 			t.Fatalf("dead %v dropped %v; want one dead letter after 2 deliveries", dead, dropped)
 		}
 		if !withDeadLetter && (!maps.Equal(dropped, want) || len(dead) != 0) {
@@ -202,8 +206,7 @@ func TestReject(t *testing.T) {
 func TestShareOfTheBudget(t *testing.T) {
 	sub := queueSub(1, "app", 60, 10, time.Hour)
 	other := queueSub(2, "other", 60, 10, time.Hour)
-	global := &pull.Limit{Events: 5}
-	f := newFixture(t, pull.Options{MaxEventsPerSubscription: 3, Global: global}, sub, other)
+	f := newLimitedFixture(t, pull.Options{}, budget.Limits{Events: 5, EventsPerSubscription: 3}, sub, other)
 	f.mustPublish(3, sub)
 	_, err := f.publish(1, sub, other)
 	if eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
@@ -215,11 +218,11 @@ func TestShareOfTheBudget(t *testing.T) {
 	got := f.receive(sub, 1)
 	f.store.Acknowledge(sub, tokens(got))
 	f.mustPublish(1, sub, other)
-	if n, _ := global.Used(); n != 4 {
+	if n, _ := f.budget.Used(); n != 4 {
 		t.Fatalf("global budget holds %d events; want 4", n)
 	}
 	f.store.SubscriptionDeleted(sub)
-	if n, _ := global.Used(); n != 1 {
+	if n, _ := f.budget.Used(); n != 1 {
 		t.Fatalf("global budget holds %d events after the delete; want 1", n)
 	}
 	if _, dropped := f.rec.snapshot(); dropped[pull.ReasonSubscriptionDeleted] != 3 {
@@ -272,20 +275,10 @@ func TestLongPoll(t *testing.T) {
 // due 30 s from now, is set.
 func waitForWaiter(t *testing.T, f *fixture) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		f.clock.mu.Lock()
-		found := false
-		for _, tm := range f.clock.timers {
-			if !tm.stopped && tm.at.Equal(f.clock.now.Add(30*time.Second)) {
-				found = true
-			}
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if !slices.Contains(f.clock.Armed(), f.clock.Now().Add(30*time.Second)) {
+			return errors.New("no receive started waiting")
 		}
-		f.clock.mu.Unlock()
-		if found {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("no receive started waiting")
+		return nil
+	})
 }

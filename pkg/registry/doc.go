@@ -1,5 +1,7 @@
 // Package registry holds the broker's topics and event subscriptions in
 // memory. It validates every change, compiles each subscription's filter
-// once, tells the delivery engine about subscription changes, and gives the
-// publish path a lock-free snapshot of each topic's routes.
+// once, tells its observer (the dispatcher of the delivery modes) about
+// subscription changes, and routes published events: its Router matches
+// them against a lock-free snapshot of each topic's subscriptions and hands
+// the matches on.
 package registry

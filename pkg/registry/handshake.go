@@ -16,18 +16,18 @@ const handshakeTries = 3
 var errChanged = errors.New("registry: subscription changed during the handshake")
 
 // expectation is what a put saw before its handshake: the subscription it
-// replaces, nil when there was none, and what the handshake asked to be
-// done once the subscription is stored (eventgrid.OnCommit), which runs
-// with the registry's lock held, before the observer hears of it.
+// replaces, nil when there was none, and the commit step the handshake
+// returned (nil when it has none), which runs with the registry's lock
+// held, before the observer hears of the stored subscription.
 type expectation struct {
 	replaced *eventgrid.EventSubscription
-	hooks    *eventgrid.CommitHooks
+	onStored func(stored *eventgrid.EventSubscription)
 }
 
-// commit runs what the handshake asked for.
+// commit runs the handshake's commit step.
 func (x *expectation) commit(stored *eventgrid.EventSubscription) {
-	if x != nil {
-		x.hooks.Run(stored)
+	if x != nil && x.onStored != nil {
+		x.onStored(stored)
 	}
 }
 
@@ -50,12 +50,13 @@ func (r *Registry) putWithHandshake(ctx context.Context, sub eventgrid.EventSubs
 		if err != nil {
 			return nil, false, err
 		}
-		hctx, hooks := eventgrid.WithCommitHooks(ctx)
-		x := &expectation{replaced: old, hooks: hooks}
-		if err := r.opts.Handshake(hctx, old, &checked); err != nil {
-			return nil, false, err
+		onStored, err := r.opts.Handshake(ctx, old, &checked)
+		if err != nil {
+			// What the endpoint answered, or that it did not: the same
+			// put may pass later.
+			return nil, false, eventgrid.Passing(err)
 		}
-		stored, created, err := r.putSubscription(sub, x)
+		stored, created, err := r.putSubscription(sub, &expectation{replaced: old, onStored: onStored})
 		if !errors.Is(err, errChanged) {
 			return stored, created, err
 		}
@@ -73,10 +74,16 @@ func (r *Registry) prepare(sub eventgrid.EventSubscription) (eventgrid.EventSubs
 		return sub, nil, err
 	}
 	sub.Topic = e.topic.Name
+	old, ok := e.subs[key(sub.Name)]
+	if ok {
+		if err := checkOwner(subWhat(sub.Topic, old.sub.Name), old.sub.Owner, sub.Owner); err != nil {
+			return sub, nil, err
+		}
+	}
 	if _, err := r.opts.validateSubscription(&sub, e.topic); err != nil {
 		return sub, nil, err
 	}
-	if old, ok := e.subs[key(sub.Name)]; ok {
+	if ok {
 		sub.Name, sub.UID = old.sub.Name, old.sub.UID
 		return sub, old.sub, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/internal/mock"
+	"github.com/edgegrid/edgegrid/pkg/registry"
 )
 
 func TestQueueSubscriptions(t *testing.T) {
@@ -53,5 +55,58 @@ func TestQueueSubscriptions(t *testing.T) {
 				t.Fatalf("put: %v; want an error naming %s", err, tc.field)
 			}
 		})
+	}
+}
+
+// guard refuses every change of a subscription that switches it between
+// push and queue, as the queue store and the push engine do while they
+// hold its events.
+type guard struct {
+	mock.SubscriptionObserver
+	old, sub *eventgrid.EventSubscription
+}
+
+func (g *guard) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription) error {
+	g.old, g.sub = old, sub
+	if old.IsQueue() != sub.IsQueue() {
+		return eventgrid.Errorf(eventgrid.EEventsHeld, "holds 5 events")
+	}
+	return nil
+}
+
+// TestGuardRefusesSwitch: the registry asks an observer that guards
+// subscriptions before it replaces one, and when the observer refuses, it
+// answers the refusal, keeps the subscription as it was and tells no
+// observer of a change.
+func TestGuardRefusesSwitch(t *testing.T) {
+	g := &guard{}
+	opts := registry.DefaultOptions()
+	opts.WebhookHTTPSOnly = false
+	r := registry.New(opts, g)
+	MustPutTopic(t, r, "t", eventgrid.CloudEventSchemaV1_0)
+	q := eventgrid.EventSubscription{Topic: "t", Name: "s", Queue: &eventgrid.QueueConfig{ReceiveLockSeconds: 60, MaxDeliveryCount: 10, EventTimeToLive: time.Hour}}
+	stored, _, err := r.PutSubscription(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.old != nil {
+		t.Fatalf("the guard was asked about a new subscription")
+	}
+	changes := len(g.Changes())
+	_, _, err = r.PutSubscription(t.Context(), hook("t", "s"))
+	mustCode(t, err, eventgrid.EEventsHeld)
+	if g.old != stored || g.sub.UID != stored.UID || g.sub.IsQueue() {
+		t.Fatalf("the guard was asked about %+v replacing %+v", g.sub, g.old)
+	}
+	if got, _ := r.Subscription(t.Context(), "t", "s"); got != stored {
+		t.Fatalf("the subscription became %+v", got)
+	}
+	if n := len(g.Changes()); n != changes {
+		t.Fatalf("the observer was told of %d changes after the refusal", n-changes)
+	}
+	// A change the guard accepts is made.
+	q.Queue.MaxDeliveryCount = 3
+	if s, _, err := r.PutSubscription(t.Context(), q); err != nil || s.Queue.MaxDeliveryCount != 3 {
+		t.Fatalf("accepted change: %+v, %v", s, err)
 	}
 }

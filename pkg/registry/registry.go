@@ -68,6 +68,9 @@ func (r *Registry) PutTopic(_ context.Context, t eventgrid.Topic) (eventgrid.Top
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.topics[key(t.Name)]; ok {
+		if err := checkOwner(topicWhat(e.topic.Name), e.topic.Owner, t.Owner); err != nil {
+			return eventgrid.Topic{}, false, err
+		}
 		if e.topic.InputSchema != t.InputSchema && len(e.subs) > 0 {
 			return eventgrid.Topic{}, false, eventgrid.Errorf(eventgrid.EInvalidSchema, "Topic %q has %d event subscription(s) with delivery schema %s; delete them before changing its inputSchema to %s.", e.topic.Name, len(e.subs), e.topic.InputSchema, t.InputSchema)
 		}
@@ -113,11 +116,18 @@ func (r *Registry) DeleteTopic(_ context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	delete(r.topics, key(name))
+	if err := checkTopicDelete(e, eventgrid.Owner{}); err != nil {
+		return err
+	}
+	r.deleteTopicLocked(e)
+	return nil
+}
+
+func (r *Registry) deleteTopicLocked(e *topicEntry) {
+	delete(r.topics, key(e.topic.Name))
 	for _, s := range sortedSubs(e) {
 		r.notifyDeleted(s.sub)
 	}
-	return nil
 }
 
 // Routes returns a topic and a snapshot of its subscriptions with their
@@ -157,17 +167,27 @@ func (r *Registry) putSubscription(sub eventgrid.EventSubscription, expect *expe
 		return nil, false, err
 	}
 	sub.Topic = e.topic.Name
+	old, exists := e.subs[key(sub.Name)]
+	if exists {
+		if err := checkOwner(subWhat(sub.Topic, old.sub.Name), old.sub.Owner, sub.Owner); err != nil {
+			return nil, false, err
+		}
+	}
 	m, err := r.opts.validateSubscription(&sub, e.topic)
 	if err != nil {
 		return nil, false, err
 	}
-	old, exists := e.subs[key(sub.Name)]
 	if expect != nil && !expect.holds(old) {
 		return nil, false, errChanged
 	}
 	if exists {
 		sub.Name = old.sub.Name
 		sub.UID = old.sub.UID
+		if g, ok := r.observer.(eventgrid.SubscriptionGuard); ok {
+			if err := g.CheckSubscriptionPut(old.sub, &sub); err != nil {
+				return nil, false, err
+			}
+		}
 	} else {
 		if len(e.subs) >= r.opts.MaxSubscriptionsPerTopic {
 			return nil, false, eventgrid.Errorf(eventgrid.ELimitExceeded, "Topic %q already has %d event subscriptions, its limit (broker__maxSubscriptionsPerTopic).", e.topic.Name, r.opts.MaxSubscriptionsPerTopic)
@@ -213,10 +233,17 @@ func (r *Registry) Subscriptions(_ context.Context, topic string) ([]*eventgrid.
 
 // DeleteSubscription implements eventgrid.SubscriptionService.
 func (r *Registry) DeleteSubscription(_ context.Context, topic, name string) error {
+	return r.deleteSubscription(topic, name, eventgrid.Owner{})
+}
+
+func (r *Registry) deleteSubscription(topic, name string, by eventgrid.Owner) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, e, err := r.subLocked(topic, name)
 	if err != nil {
+		return err
+	}
+	if err := checkOwner(subWhat(e.topic.Name, s.sub.Name), s.sub.Owner, by); err != nil {
 		return err
 	}
 	delete(e.subs, key(name))

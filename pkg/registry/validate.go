@@ -2,8 +2,8 @@ package registry
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/filter"
+	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
 // Options are the limits and destination rules the registry enforces.
@@ -37,7 +38,13 @@ type Options struct {
 	// the subscription as validated and the one it replaces (nil when it is
 	// new), without the registry's lock held: it may take a while, and its
 	// error refuses the put. The webhook validation handshakes use it.
-	Handshake func(ctx context.Context, old, sub *eventgrid.EventSubscription) error
+	//
+	// onStored, when not nil, is how what the handshake agreed takes
+	// effect: the registry calls it once with the stored subscription, with
+	// its lock held and before the observer hears of the change, and never
+	// when the put is refused or starts over. It must not block and must
+	// not call back into the registry.
+	Handshake func(ctx context.Context, old, sub *eventgrid.EventSubscription) (onStored func(stored *eventgrid.EventSubscription), err error)
 	// EdgeHubAvailable says whether the broker can reach edgeHub (under IoT
 	// Edge, or with an MQTT endpoint configured).
 	EdgeHubAvailable bool
@@ -94,10 +101,7 @@ func (o Options) validateSubscription(sub *eventgrid.EventSubscription, topic ev
 		} else if err := checkDeliverySchema(sub.EventDeliverySchema, topic.InputSchema); err != nil {
 			return nil, err
 		}
-		if err := o.validateDestination(&sub.Destination); err != nil {
-			return nil, err
-		}
-		if err := validateWebhookInterop(sub); err != nil {
+		if err := o.validateDestination(sub); err != nil {
 			return nil, err
 		}
 	}
@@ -132,62 +136,14 @@ func (o Options) validateSubscription(sub *eventgrid.EventSubscription, topic ev
 	return m, nil
 }
 
-func (o Options) validateDestination(d *eventgrid.Destination) error {
-	const field = "properties.destination.properties."
-	if d.MaxEventsPerBatch < 0 || d.MaxEventsPerBatch > o.MaxEventsPerBatch {
-		return eventgrid.Errorf(eventgrid.EInvalidDelivery, field+"maxEventsPerBatch must be between 1 and %d; got %d.", o.MaxEventsPerBatch, d.MaxEventsPerBatch)
-	}
-	if d.PreferredBatchSizeInKilobytes < 0 || d.PreferredBatchSizeInKilobytes > o.MaxPreferredBatchSizeKB {
-		return eventgrid.Errorf(eventgrid.EInvalidDelivery, field+"preferredBatchSizeInKilobytes must be between 1 and %d; got %d.", o.MaxPreferredBatchSizeKB, d.PreferredBatchSizeInKilobytes)
-	}
-	if handled, err := o.validateBrokerDestination(d); handled {
-		return err
-	}
-	if d.EndpointURL == "" {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl is required.")
-	}
-	u, err := url.Parse(d.EndpointURL)
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl is not a valid URL: %v.", ue.Err)
-	}
-	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl must be an absolute http or https URL.")
-	}
-	if msg := hostPortProblem(u); msg != "" {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl %s.", msg)
-	}
-	switch d.EndpointType {
-	case eventgrid.WebHook:
-		if o.WebhookHTTPSOnly && u.Scheme != "https" {
-			return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl must use https: outbound__webhook__httpsOnly is true.")
-		}
-	case eventgrid.EventGrid:
-		if o.EventGridHTTPSOnly && u.Scheme != "https" {
-			return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl must use https: outbound__eventgrid__httpsOnly is true.")
-		}
-		if !o.SkipEventGridURLValidation {
-			if !strings.Contains(strings.ToLower(u.Path), "/api/events") || u.Query().Get("api-version") != "2018-01-01" {
-				return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl must target the /api/events API of Azure Event Grid in the cloud, with api-version=2018-01-01.")
-			}
-			if !o.EventGridAllowInvalidHostnames && !hasEventGridHost(u.Hostname()) {
-				return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"endpointUrl host %q is not an Azure Event Grid host (eventgrid.azure.net, eventgrid.azure.us, eventgrid.azure.cn); set outbound__eventgrid__allowInvalidHostnames=true to allow it.", u.Hostname())
-			}
-		}
-		if d.SASKey == "" {
-			return eventgrid.Errorf(eventgrid.EInvalidDestination, field+"sasKey is required for an EventGrid destination.")
-		}
-	default:
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination.endpointType %q is not supported; supported values are WebHook and EventGrid.", d.EndpointType)
-	}
-	return nil
-}
-
 // hostPortProblem says why u's host and port cannot be connected to, or "":
 // the host must not be empty and a port, when given, must be 1 to 65535.
 func hostPortProblem(u *url.URL) string {
 	if u.Hostname() == "" {
 		return "must name a host"
+	}
+	if !hostName(u.Hostname()) {
+		return fmt.Sprintf("host %q is not a host name (letters, digits, '-', '.' and '_', or an IP address): replace any placeholder with the real host", u.Hostname())
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
@@ -195,6 +151,23 @@ func hostPortProblem(u *url.URL) string {
 		}
 	}
 	return ""
+}
+
+// hostName reports whether h can name a host: an IP address, or a name of
+// letters, digits, '-', '.' and '_' (non-ASCII letters included, which
+// resolve as internationalised names). A placeholder such as "<topic>",
+// which url.Parse lets through, never resolves.
+func hostName(h string) bool {
+	if ip, _, _ := strings.Cut(h, "%"); net.ParseIP(ip) != nil {
+		return true
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c >= 0x80) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasEventGridHost(host string) bool {
@@ -205,4 +178,14 @@ func hasEventGridHost(host string) bool {
 		}
 	}
 	return false
+}
+
+// checkDeliverySchema allows a subscription's delivery schema to differ from
+// its topic's input schema only where the broker converts (EventGridSchema
+// to CloudEventSchemaV1_0).
+func checkDeliverySchema(delivery, topic eventgrid.InputSchema) error {
+	if delivery == topic || schema.Converts(topic, delivery) {
+		return nil
+	}
+	return eventgrid.Errorf(eventgrid.EInvalidSchema, "properties.eventDeliverySchema %s must equal the topic's inputSchema %s; the only conversion the broker makes is from EventGridSchema to CloudEventSchemaV1_0.", delivery, topic)
 }

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -47,20 +48,11 @@ func TestValidateName(t *testing.T) {
 }
 
 // TestRegistry_ValidateSubscription checks the rules the registry applies
-// to a decoded subscription, whoever decoded it.
+// to a decoded subscription, whoever decoded it, besides those of its
+// destination's type (destinations_test.go).
 func TestRegistry_ValidateSubscription(t *testing.T) {
 	strict, _ := MustNew(t, func(o *registry.Options) { o.WebhookHTTPSOnly = true })
-	lenient, _ := MustNew(t, func(o *registry.Options) {
-		o.EventGridHTTPSOnly, o.EventGridAllowInvalidHostnames = false, true
-	})
-	skip, _ := MustNew(t, func(o *registry.Options) { o.SkipEventGridURLValidation = true })
-	for _, r := range []*registry.Registry{strict, lenient, skip} {
-		MustPutTopic(t, r, "t", eventgrid.EventGridSchema)
-	}
-	const egURL = "https://x.westus-1.eventgrid.azure.net/api/events?api-version=2018-01-01"
-	eg := func(url, key string) eventgrid.Destination {
-		return eventgrid.Destination{EndpointType: eventgrid.EventGrid, EndpointURL: url, SASKey: key}
-	}
+	MustPutTopic(t, strict, "t", eventgrid.EventGridSchema)
 	wh := func(url string) eventgrid.Destination {
 		return eventgrid.Destination{EndpointType: eventgrid.WebHook, EndpointURL: url}
 	}
@@ -70,35 +62,6 @@ func TestRegistry_ValidateSubscription(t *testing.T) {
 		edit func(s *eventgrid.EventSubscription)
 		code string // "" when valid
 	}{
-		{"WebhookHTTPS", strict, func(s *eventgrid.EventSubscription) { s.Destination = wh("https://h/x") }, ""},
-		{"WebhookHTTPRefused", strict, func(s *eventgrid.EventSubscription) { s.Destination = wh("http://h/x") }, eventgrid.EInvalidDestination},
-		{"WebhookNoURL", strict, func(s *eventgrid.EventSubscription) { s.Destination = wh("") }, eventgrid.EInvalidDestination},
-		{"WebhookRelativeURL", strict, func(s *eventgrid.EventSubscription) { s.Destination = wh("/x") }, eventgrid.EInvalidDestination},
-		{"WebhookBadURL", strict, func(s *eventgrid.EventSubscription) { s.Destination = wh("https://h/%zz") }, eventgrid.EInvalidDestination},
-		{"NoEndpointType", strict, func(s *eventgrid.EventSubscription) { s.Destination.EndpointType = "" }, eventgrid.EInvalidDestination},
-		{"UnsupportedEndpointType", strict, func(s *eventgrid.EventSubscription) { s.Destination.EndpointType = "EdgeHub" }, eventgrid.EInvalidDestination},
-		{"EventGrid", strict, func(s *eventgrid.EventSubscription) { s.Destination = eg(egURL, "k") }, ""},
-		{"EventGridChina", strict, func(s *eventgrid.EventSubscription) {
-			s.Destination = eg("https://x.chinaeast-1.eventgrid.azure.cn./api/events?api-version=2018-01-01", "k")
-		}, ""},
-		{"EventGridNoKey", strict, func(s *eventgrid.EventSubscription) { s.Destination = eg(egURL, "") }, eventgrid.EInvalidDestination},
-		{"EventGridHTTP", strict, func(s *eventgrid.EventSubscription) {
-			s.Destination = eg(strings.Replace(egURL, "https", "http", 1), "k")
-		}, eventgrid.EInvalidDestination},
-		{"EventGridHTTPAllowed", lenient, func(s *eventgrid.EventSubscription) {
-			s.Destination = eg(strings.Replace(egURL, "https", "http", 1), "k")
-		}, ""},
-		{"EventGridForeignHost", strict, func(s *eventgrid.EventSubscription) {
-			s.Destination = eg("https://example.com/api/events?api-version=2018-01-01", "k")
-		}, eventgrid.EInvalidDestination},
-		{"EventGridForeignHostAllowed", lenient, func(s *eventgrid.EventSubscription) {
-			s.Destination = eg("https://example.com/api/events?api-version=2018-01-01", "k")
-		}, ""},
-		{"EventGridWrongPathAllowedHost", lenient, func(s *eventgrid.EventSubscription) {
-			s.Destination = eg("https://example.com/x?api-version=2018-01-01", "k")
-		}, eventgrid.EInvalidDestination},
-		{"EventGridURLChecksSkipped", skip, func(s *eventgrid.EventSubscription) { s.Destination = eg("https://example.com/x", "k") }, ""},
-		{"EventGridKeyStillRequiredWhenSkipped", skip, func(s *eventgrid.EventSubscription) { s.Destination = eg("https://example.com/x", "") }, eventgrid.EInvalidDestination},
 		{"Batching", strict, func(s *eventgrid.EventSubscription) {
 			s.Destination = wh("https://h/x")
 			s.Destination.MaxEventsPerBatch, s.Destination.PreferredBatchSizeInKilobytes = 50, 1033
@@ -201,5 +164,43 @@ func TestRegistry_OperatorCanonicalised(t *testing.T) {
 	}
 	if strings.Join(ops, ",") != "NumberIn,StringContains" {
 		t.Errorf("operators = %v, want canonical spellings", ops)
+	}
+}
+
+// TestRegistry_DeliverySchema: a subscription's delivery schema is its
+// topic's unless the broker converts, from EventGridSchema to
+// CloudEventSchemaV1_0 only.
+func TestRegistry_DeliverySchema(t *testing.T) {
+	tests := []struct {
+		name            string
+		topic, delivery eventgrid.InputSchema
+		inText          string // "" when valid
+	}{
+		{"Unset", eventgrid.CloudEventSchemaV1_0, "", ""},
+		{"ConvertEventGridToCloudEvents", eventgrid.EventGridSchema, eventgrid.CloudEventSchemaV1_0, ""},
+		{"NoConversionFromCloudEvents", eventgrid.CloudEventSchemaV1_0, eventgrid.EventGridSchema, "only conversion the broker makes is from EventGridSchema to CloudEventSchemaV1_0"},
+		{"NoConversionToCustom", eventgrid.EventGridSchema, eventgrid.CustomEventSchema, "EventGridSchema to CloudEventSchemaV1_0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := MustNew(t, nil)
+			MustPutTopic(t, r, "t", tt.topic)
+			sub := hook("t", "s")
+			sub.EventDeliverySchema = tt.delivery
+			stored, _, err := r.PutSubscription(t.Context(), sub)
+			if tt.inText == "" {
+				if err != nil {
+					t.Fatalf("PutSubscription: %v", err)
+				}
+				if want := cmp.Or(tt.delivery, tt.topic); stored.EventDeliverySchema != want {
+					t.Errorf("delivery schema = %s, want %s", stored.EventDeliverySchema, want)
+				}
+				return
+			}
+			mustCode(t, err, eventgrid.EInvalidSchema)
+			if msg := eventgrid.ErrorMessage(err); !strings.Contains(msg, tt.inText) {
+				t.Errorf("message %q does not contain %q", msg, tt.inText)
+			}
+		})
 	}
 }

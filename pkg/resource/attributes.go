@@ -22,8 +22,9 @@ var reservedHeaders = []string{"aeg-", "content-type", "content-length", "host",
 // decodeDeliveryAttributes reads deliveryAttributeMappings: custom headers
 // (docs/design.md#custom-delivery-properties),
 // Static (a value, secret or not) or Dynamic (the value at a key of
-// the event).
-func decodeDeliveryAttributes(p object, d *eventgrid.Destination) error {
+// the event). A Static secret mapping given without its value, as GET
+// returns it, is recorded for kept.
+func decodeDeliveryAttributes(p object, d *eventgrid.Destination, k *kept) error {
 	list, ok, err := p.array(eventgrid.EInvalidDestination, "deliveryAttributeMappings")
 	if err != nil || !ok {
 		return err
@@ -39,9 +40,15 @@ func decodeDeliveryAttributes(p object, d *eventgrid.Destination) error {
 		if err != nil {
 			return err
 		}
-		a, err := decodeDeliveryAttribute(o)
+		if err := o.check(deliveryAttributeShape); err != nil {
+			return err
+		}
+		a, keep, err := decodeDeliveryAttribute(o)
 		if err != nil {
 			return err
+		}
+		if keep {
+			k.attributes = append(k.attributes, len(d.DeliveryAttributes))
 		}
 		lower := strings.ToLower(a.Name)
 		if seen[lower] {
@@ -53,59 +60,81 @@ func decodeDeliveryAttributes(p object, d *eventgrid.Destination) error {
 	return nil
 }
 
-func decodeDeliveryAttribute(o object) (eventgrid.DeliveryAttribute, error) {
-	var a eventgrid.DeliveryAttribute
-	var err error
+// decodeDeliveryAttribute reads one mapping. keep reports a Static secret
+// mapping without its value, whose stored value is to be kept.
+func decodeDeliveryAttribute(o object) (a eventgrid.DeliveryAttribute, keep bool, err error) {
 	if a.Name, _, err = o.str(eventgrid.EInvalidDestination, "name"); err != nil {
-		return a, err
+		return a, false, err
 	}
 	if msg := headerNameProblem(a.Name); msg != "" {
-		return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", o.field("name"), msg)
+		return a, false, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", o.field("name"), msg)
 	}
 	typ, _, err := o.str(eventgrid.EInvalidDestination, "type")
 	if err != nil {
-		return a, err
+		return a, false, err
 	}
 	propsRaw, _, _ := o.get("properties")
 	props, err := parseObject(propsRaw, o.field("properties"), eventgrid.EInvalidDestination)
 	if err != nil {
-		return a, err
+		return a, false, err
 	}
 	switch {
 	case strings.EqualFold(typ, "Static"):
 		a.Type = "Static"
-		var ok bool
-		if a.Value, ok, err = props.str(eventgrid.EInvalidDestination, "value"); err != nil {
-			return a, err
-		} else if !ok {
-			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required for a Static mapping.", props.field("value"))
-		}
-		if len(a.Value) > maxDeliveryAttributeSize {
-			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is %d bytes long; at most %d are allowed.", props.field("value"), len(a.Value), maxDeliveryAttributeSize)
-		}
-		if msg := ValueProblem(a.Value); msg != "" {
-			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", props.field("value"), msg)
-		}
-		if a.IsSecret, _, err = props.boolean(eventgrid.EInvalidDestination, "isSecret"); err != nil {
-			return a, err
-		}
+		keep, err = decodeStatic(props, &a)
 	case strings.EqualFold(typ, "Dynamic"):
 		a.Type = "Dynamic"
-		var ok bool
-		if a.SourceField, ok, err = props.str(eventgrid.EInvalidDestination, "sourceField"); err != nil {
-			return a, err
-		} else if !ok || a.SourceField == "" {
-			return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required for a Dynamic mapping.", props.field("sourceField"))
-		}
-		for _, seg := range strings.Split(a.SourceField, ".") {
-			if seg == "" {
-				return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %q has an empty segment.", props.field("sourceField"), a.SourceField)
-			}
-		}
+		err = decodeDynamic(props, &a)
 	default:
-		return a, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %q is not valid; accepted values are Static and Dynamic.", o.field("type"), typ)
+		err = eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %q is not valid; accepted values are Static and Dynamic.", o.field("type"), typ)
 	}
-	return a, nil
+	return a, keep, err
+}
+
+// decodeStatic reads the properties of a Static mapping.
+func decodeStatic(props object, a *eventgrid.DeliveryAttribute) (keep bool, err error) {
+	if err := props.check(staticAttributeShape); err != nil {
+		return false, err
+	}
+	if a.IsSecret, _, err = props.boolean(eventgrid.EInvalidDestination, "isSecret"); err != nil {
+		return false, err
+	}
+	var ok bool
+	if a.Value, ok, err = props.str(eventgrid.EInvalidDestination, "value"); err != nil {
+		return false, err
+	}
+	switch {
+	case !ok && a.IsSecret:
+		return true, nil
+	case !ok:
+		return false, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required for a Static mapping.", props.field("value"))
+	case len(a.Value) > maxDeliveryAttributeSize:
+		return false, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is %d bytes long; at most %d are allowed.", props.field("value"), len(a.Value), maxDeliveryAttributeSize)
+	}
+	if msg := ValueProblem(a.Value); msg != "" {
+		return false, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", props.field("value"), msg)
+	}
+	return false, nil
+}
+
+// decodeDynamic reads the properties of a Dynamic mapping.
+func decodeDynamic(props object, a *eventgrid.DeliveryAttribute) error {
+	if err := props.check(dynamicAttributeShape); err != nil {
+		return err
+	}
+	var ok bool
+	var err error
+	if a.SourceField, ok, err = props.str(eventgrid.EInvalidDestination, "sourceField"); err != nil {
+		return err
+	} else if !ok || a.SourceField == "" {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required for a Dynamic mapping.", props.field("sourceField"))
+	}
+	for _, seg := range strings.Split(a.SourceField, ".") {
+		if seg == "" {
+			return eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %q has an empty segment.", props.field("sourceField"), a.SourceField)
+		}
+	}
+	return nil
 }
 
 // headerNameProblem says why name cannot be a custom header, or "".
@@ -150,11 +179,13 @@ type DeliveryAttribute struct {
 	Properties DeliveryAttributeProperties `json:"properties"`
 }
 
-// DeliveryAttributeProperties are a mapping's value or source field.
+// DeliveryAttributeProperties are a mapping's value or source field. The
+// value of a Static mapping is always written, empty or not, unless it is
+// secret, so that a PUT of what GET returned gives it back.
 type DeliveryAttributeProperties struct {
-	Value       string `json:"value,omitempty"`
-	IsSecret    bool   `json:"isSecret,omitempty"`
-	SourceField string `json:"sourceField,omitempty"`
+	Value       *string `json:"value,omitempty"`
+	IsSecret    bool    `json:"isSecret,omitempty"`
+	SourceField string  `json:"sourceField,omitempty"`
 }
 
 func encodeDeliveryAttributes(attrs []eventgrid.DeliveryAttribute) []DeliveryAttribute {
@@ -163,8 +194,8 @@ func encodeDeliveryAttributes(attrs []eventgrid.DeliveryAttribute) []DeliveryAtt
 		r := DeliveryAttribute{Name: a.Name, Type: a.Type}
 		r.Properties.IsSecret = a.IsSecret
 		r.Properties.SourceField = a.SourceField
-		if !a.IsSecret {
-			r.Properties.Value = a.Value
+		if a.Type == "Static" && !a.IsSecret {
+			r.Properties.Value = &a.Value
 		}
 		out = append(out, r)
 	}

@@ -11,21 +11,17 @@ import (
 // (docs/design.md#dead-lettering): a StorageBlob container
 // named by blobContainerName in the account of connectionString. A
 // resourceId alone cannot be resolved at the edge, so it is refused.
-func decodeDeadLetter(o object) (*eventgrid.DeadLetterDestination, error) {
-	raw, name, ok := o.get("deadLetterDestination", "deadLetterWithResourceIdentity")
-	if !ok || string(raw) == "null" {
+func decodeDeadLetter(o object, k *kept) (*eventgrid.DeadLetterDestination, error) {
+	raw, name, ok := o.get("deadLetterDestination")
+	if !ok {
 		return nil, nil
 	}
 	d, err := parseObject(raw, o.field(name), eventgrid.EInvalidDestination)
 	if err != nil {
 		return nil, err
 	}
-	if name == "deadLetterWithResourceIdentity" {
-		if inner, _, ok := d.get("deadLetterDestination"); ok {
-			if d, err = parseObject(inner, d.field("deadLetterDestination"), eventgrid.EInvalidDestination); err != nil {
-				return nil, err
-			}
-		}
+	if err := d.check(deadLetterShape); err != nil {
+		return nil, err
 	}
 	typ, ok, err := d.str(eventgrid.EInvalidDestination, "endpointType")
 	if err != nil {
@@ -39,6 +35,9 @@ func decodeDeadLetter(o object) (*eventgrid.DeadLetterDestination, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.check(deadLetterPropertiesShape); err != nil {
+		return nil, err
+	}
 	dl := &eventgrid.DeadLetterDestination{EndpointType: eventgrid.StorageBlob}
 	if dl.ContainerName, _, err = p.str(eventgrid.EInvalidDestination, "blobContainerName"); err != nil {
 		return nil, err
@@ -46,40 +45,21 @@ func decodeDeadLetter(o object) (*eventgrid.DeadLetterDestination, error) {
 	if dl.ConnectionString, _, err = p.str(eventgrid.EInvalidDestination, "connectionString"); err != nil {
 		return nil, err
 	}
-	if dl.ConnectionString == "" {
-		if _, _, hasID := p.get("resourceId"); hasID {
-			return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required: a resourceId names the account in Azure, which nothing at the edge can resolve.", p.field("connectionString"))
-		}
+	k.deadLetter = p.path
+	if k.deadLetterTarget, err = standIns(p, "accountName", "blobEndpoint"); err != nil {
+		return nil, err
+	}
+	switch {
+	case dl.ConnectionString == "" && k.deadLetterTarget == nil:
 		return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required.", p.field("connectionString"))
+	case dl.ConnectionString != "":
+		if _, err := azconn.ParseStorage(dl.ConnectionString); err != nil {
+			// The error says what is missing, never what is there.
+			return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("connectionString"), err.Error())
+		}
 	}
-	if _, err := azconn.ParseStorage(dl.ConnectionString); err != nil {
-		// The error says what is missing, never what is there.
-		return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("connectionString"), err.Error())
-	}
-	if msg := containerNameProblem(dl.ContainerName); msg != "" {
+	if msg := azconn.StorageNameProblem(dl.ContainerName); msg != "" {
 		return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("blobContainerName"), msg)
 	}
 	return dl, nil
-}
-
-// containerNameProblem checks Azure's container naming rules: 3 to 63
-// lower-case letters, digits and single hyphens, starting and ending with
-// a letter or digit.
-func containerNameProblem(n string) string {
-	if n == "" {
-		return "is required"
-	}
-	if len(n) < 3 || len(n) > 63 {
-		return "must be 3 to 63 characters long"
-	}
-	for i := 0; i < len(n); i++ {
-		c := n[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case c == '-' && i > 0 && i < len(n)-1 && n[i-1] != '-':
-		default:
-			return "may hold only lower-case letters, digits and single hyphens, and must start and end with a letter or digit"
-		}
-	}
-	return ""
 }

@@ -1,9 +1,7 @@
 package resource
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -15,6 +13,9 @@ import (
 func DecodeTopic(body []byte, name string) (eventgrid.Topic, error) {
 	root, err := parseBody(body)
 	if err != nil {
+		return eventgrid.Topic{}, err
+	}
+	if err := root.check(topicShape); err != nil {
 		return eventgrid.Topic{}, err
 	}
 	if err := checkName(root, name, "topic"); err != nil {
@@ -34,6 +35,9 @@ func DecodeTopic(body []byte, name string) (eventgrid.Topic, error) {
 func DecodeTopicProperties(props []byte, prefix, name string) (eventgrid.Topic, error) {
 	o, err := parseObject(props, prefix, eventgrid.EBadRequest)
 	if err != nil {
+		return eventgrid.Topic{}, err
+	}
+	if err := o.check(topicPropertiesShape); err != nil {
 		return eventgrid.Topic{}, err
 	}
 	t := eventgrid.Topic{Name: name, InputSchema: eventgrid.EventGridSchema}
@@ -57,8 +61,19 @@ func DecodeTopicProperties(props []byte, prefix, name string) (eventgrid.Topic, 
 // topic. The returned subscription's EventDeliverySchema is empty when the
 // client did not set it.
 func DecodeSubscription(body []byte, topic, name string) (eventgrid.EventSubscription, error) {
+	return DecodeSubscriptionUpdate(body, topic, name, nil)
+}
+
+// DecodeSubscriptionUpdate is DecodeSubscription for a PUT that replaces
+// stored, the subscription as it is (nil when there is none): the secrets
+// GET does not return, left out of body, are taken from stored
+// (docs/api.md#secrets), so that a PUT of what GET returned changes nothing.
+func DecodeSubscriptionUpdate(body []byte, topic, name string, stored *eventgrid.EventSubscription) (eventgrid.EventSubscription, error) {
 	root, err := parseBody(body)
 	if err != nil {
+		return eventgrid.EventSubscription{}, err
+	}
+	if err := root.check(subscriptionShape); err != nil {
 		return eventgrid.EventSubscription{}, err
 	}
 	if err := checkName(root, name, "event subscription"); err != nil {
@@ -68,39 +83,36 @@ func DecodeSubscription(body []byte, topic, name string) (eventgrid.EventSubscri
 	if !ok {
 		return eventgrid.EventSubscription{}, eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination is required.")
 	}
-	return DecodeSubscriptionProperties(propsRaw, "properties", topic, name)
+	return decodeSubscriptionProperties(propsRaw, "properties", topic, name, stored)
 }
 
 // DecodeSubscriptionProperties reads a subscription's properties object, as
 // found in the API body and (with its "topic" member) in the module twin's
 // "eventSubscriptions" map. When topic is empty, the properties must name it.
 func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eventgrid.EventSubscription, error) {
+	return decodeSubscriptionProperties(props, prefix, topic, name, nil)
+}
+
+func decodeSubscriptionProperties(props []byte, prefix, topic, name string, stored *eventgrid.EventSubscription) (eventgrid.EventSubscription, error) {
 	sub := eventgrid.EventSubscription{Topic: topic, Name: name}
+	var k kept
 	o, err := parseObject(props, prefix, eventgrid.EBadRequest)
 	if err != nil {
 		return sub, err
 	}
-
-	t, tname, err := o.namedStr(eventgrid.ETopicNameMismatch, "topic", "topicName")
-	if err != nil {
+	if err := o.check(subscriptionPropertiesShape); err != nil {
 		return sub, err
 	}
-	switch {
-	case tname != "" && topic == "":
-		sub.Topic = t
-	case tname != "" && !strings.EqualFold(t, topic):
-		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is %q but the request is for topic %q.", o.field(tname), t, topic)
-	case topic == "":
-		return sub, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is required.", o.field("topic"))
+	if sub.Topic, err = subscriptionTopic(o, topic); err != nil {
+		return sub, err
 	}
-
-	queue, queueDeadLetter, err := decodeDeliveryConfiguration(o)
+	queue, queueDeadLetter, err := decodeDeliveryConfiguration(o, &k)
 	if err != nil {
 		return sub, err
 	}
 	sub.Queue = queue
 	if queue == nil {
-		if sub.Destination, err = decodeDestination(o); err != nil {
+		if sub.Destination, err = decodeDestination(o, &k); err != nil {
 			return sub, err
 		}
 	}
@@ -119,7 +131,7 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 	if sub.Filter, err = decodeFilter(o); err != nil {
 		return sub, err
 	}
-	if sub.DeadLetter, err = decodeDeadLetter(o); err != nil {
+	if sub.DeadLetter, err = decodeDeadLetter(o, &k); err != nil {
 		return sub, err
 	}
 	if queueDeadLetter != nil {
@@ -130,7 +142,25 @@ func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eve
 			return sub, err
 		}
 	}
-	return sub, nil
+	return sub, k.apply(&sub, stored)
+}
+
+// subscriptionTopic returns the topic of a subscription's properties o: the
+// one they name (topic or topicName), which must equal topic, ignoring
+// case, when topic is not empty.
+func subscriptionTopic(o object, topic string) (string, error) {
+	t, tname, err := o.namedStr(eventgrid.ETopicNameMismatch, "topic", "topicName")
+	switch {
+	case err != nil:
+		return topic, err
+	case tname != "" && topic == "":
+		return t, nil
+	case tname != "" && !strings.EqualFold(t, topic):
+		return topic, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is %q but the request is for topic %q.", o.field(tname), t, topic)
+	case topic == "":
+		return topic, eventgrid.Errorf(eventgrid.ETopicNameMismatch, "%s is required.", o.field("topic"))
+	}
+	return topic, nil
 }
 
 func parseBody(body []byte) (object, error) {
@@ -164,7 +194,7 @@ func checkName(root object, want, what string) error {
 	return nil
 }
 
-func decodeDestination(o object) (eventgrid.Destination, error) {
+func decodeDestination(o object, k *kept) (eventgrid.Destination, error) {
 	var d eventgrid.Destination
 	raw, _, ok := o.get("destination")
 	if !ok {
@@ -172,6 +202,9 @@ func decodeDestination(o object) (eventgrid.Destination, error) {
 	}
 	dst, err := parseObject(raw, o.field("destination"), eventgrid.EInvalidDestination)
 	if err != nil {
+		return d, err
+	}
+	if err := dst.check(destinationShape); err != nil {
 		return d, err
 	}
 	typ, ok, err := dst.str(eventgrid.EInvalidDestination, "endpointType")
@@ -193,24 +226,18 @@ func decodeDestination(o object) (eventgrid.Destination, error) {
 	if err != nil {
 		return d, err
 	}
-	if d.EndpointURL, _, err = p.str(eventgrid.EInvalidDestination, "endpointUrl"); err != nil {
+	if err := p.check(destinationShapes[et]); err != nil {
 		return d, err
 	}
-	if et == eventgrid.EventGrid {
-		if d.SASKey, _, err = p.str(eventgrid.EInvalidDestination, "sasKey"); err != nil {
-			return d, err
-		}
-		if d.TopicName, _, err = p.str(eventgrid.EInvalidDestination, "topicName"); err != nil {
-			return d, err
-		}
+	k.dest = p.path
+	if err := decodeTypeMembers(p, &d, k); err != nil {
+		return d, err
 	}
 	if err := decodeWebhookInterop(p, &d); err != nil {
 		return d, err
 	}
-	if err := decodeDeliveryAttributes(p, &d); err != nil {
-		return d, err
-	}
-	if err := decodeBrokerDestination(p, &d); err != nil {
+	k.signingSecret = !p.has("signingSecret")
+	if err := decodeDeliveryAttributes(p, &d, k); err != nil {
 		return d, err
 	}
 	if d.MaxEventsPerBatch, _, err = p.positiveInt(eventgrid.EInvalidDelivery, "maxEventsPerBatch"); err != nil {
@@ -257,6 +284,9 @@ func decodeLegacyDeliveryPolicy(o object, d *eventgrid.Destination) error {
 	if err != nil {
 		return err
 	}
+	if err := p.check(deliveryPolicyShape); err != nil {
+		return err
+	}
 	n, ok, err := p.positiveInt(eventgrid.EInvalidDelivery, "maxEventsPerBatch")
 	if err != nil {
 		return err
@@ -281,6 +311,9 @@ func decodeRetryPolicy(o object) (*eventgrid.RetryPolicy, error) {
 	}
 	p, err := parseObject(raw, o.field("retryPolicy"), eventgrid.EInvalidRetryPolicy)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.check(retryPolicyShape); err != nil {
 		return nil, err
 	}
 	var rp eventgrid.RetryPolicy
@@ -310,88 +343,14 @@ func decodePersistencePolicy(o object) (*eventgrid.PersistencePolicy, error) {
 	if err != nil {
 		return nil, eventgrid.Errorf(eventgrid.EInvalidPersistence, "%s must be true, false or {\"isPersisted\": true|false}.", o.field(name))
 	}
+	if err := p.check(persistencePolicyShape); err != nil {
+		return nil, err
+	}
 	b, _, err := p.boolean(eventgrid.EInvalidPersistence, "isPersisted")
 	if err != nil {
 		return nil, err
 	}
 	return &eventgrid.PersistencePolicy{IsPersisted: b}, nil
-}
-
-func decodeFilter(o object) (*eventgrid.Filter, error) {
-	raw, _, ok := o.get("filter")
-	if !ok {
-		return nil, nil
-	}
-	p, err := parseObject(raw, o.field("filter"), eventgrid.EInvalidFilter)
-	if err != nil {
-		return nil, err
-	}
-	f := &eventgrid.Filter{}
-	types, _, err := p.array(eventgrid.EInvalidFilter, "includedEventTypes", "eventTypes")
-	if err != nil {
-		return nil, err
-	}
-	for i, t := range types {
-		s, ok := rawjson.Unquote(t)
-		if !ok {
-			return nil, eventgrid.Errorf(eventgrid.EInvalidFilter, "%s[%d] must be a string.", p.field("includedEventTypes"), i)
-		}
-		f.IncludedEventTypes = append(f.IncludedEventTypes, s)
-	}
-	if f.SubjectBeginsWith, _, err = p.str(eventgrid.EInvalidFilter, "subjectBeginsWith"); err != nil {
-		return nil, err
-	}
-	if f.SubjectEndsWith, _, err = p.str(eventgrid.EInvalidFilter, "subjectEndsWith"); err != nil {
-		return nil, err
-	}
-	if f.IsSubjectCaseSensitive, _, err = p.boolean(eventgrid.EInvalidFilter, "isSubjectCaseSensitive"); err != nil {
-		return nil, err
-	}
-	if f.EnableAdvancedFilteringOnArrays, _, err = p.boolean(eventgrid.EInvalidFilter, "enableAdvancedFilteringOnArrays"); err != nil {
-		return nil, err
-	}
-	afs, _, err := p.array(eventgrid.EInvalidFilter, "advancedFilters")
-	if err != nil {
-		return nil, err
-	}
-	for i, a := range afs {
-		if rawjson.KindOf(a) != rawjson.Object {
-			continue // the original SDK's parser skips elements that are not objects
-		}
-		af, err := decodeAdvancedFilter(object{raw: a, path: fmt.Sprintf("%s[%d]", p.field("advancedFilters"), i)})
-		if err != nil {
-			return nil, err
-		}
-		f.AdvancedFilters = append(f.AdvancedFilters, af)
-	}
-	return f, nil
-}
-
-func decodeAdvancedFilter(o object) (eventgrid.AdvancedFilter, error) {
-	var af eventgrid.AdvancedFilter
-	var ok bool
-	var err error
-	if af.OperatorType, ok, err = o.str(eventgrid.EInvalidFilter, "operatorType"); err != nil {
-		return af, err
-	} else if !ok {
-		return af, eventgrid.Errorf(eventgrid.EInvalidFilter, "%s is required.", o.field("operatorType"))
-	}
-	if af.Key, ok, err = o.str(eventgrid.EInvalidFilter, "key"); err != nil {
-		return af, err
-	} else if !ok {
-		return af, eventgrid.Errorf(eventgrid.EInvalidFilter, "%s is required.", o.field("key"))
-	}
-	if v, _, ok := o.get("value"); ok {
-		af.Value = json.RawMessage(v)
-	}
-	vals, _, err := o.array(eventgrid.EInvalidFilter, "values")
-	if err != nil {
-		return af, err
-	}
-	for _, v := range vals {
-		af.Values = append(af.Values, json.RawMessage(v))
-	}
-	return af, nil
 }
 
 // decodeSchedule reads retryPolicy.schedule, the delivery profile

@@ -27,7 +27,6 @@ func TestDecodeSubscription_Errors(t *testing.T) {
 		{"UnknownEndpointType", `{"properties":{"destination":{"endpointType":"Kafka"}}}`, eventgrid.EInvalidDestination, []string{"Kafka"}},
 		{"OutputNameNotString", `{"properties":{"destination":{"endpointType":"edgehub","properties":{"outputName":1}}}}`, eventgrid.EInvalidDestination, []string{"properties.destination.properties.outputName"}},
 		{"ConnectionStringNotString", `{"properties":{"destination":{"endpointType":"serviceBusQueue","properties":{"connectionString":{}}}}}`, eventgrid.EInvalidDestination, []string{"properties.destination.properties.connectionString"}},
-		{"StorageQueue", `{"properties":{"destination":{"endpointType":"StorageQueue"}}}`, eventgrid.EInvalidDestination, []string{"connectionString is required"}},
 		{"DestinationPropertiesNotObject", `{"properties":{"destination":{"endpointType":"WebHook","properties":[]}}}`, eventgrid.EInvalidDestination, []string{"properties.destination.properties"}},
 		{"EndpointURLNotString", `{"properties":{"destination":{"endpointType":"WebHook","properties":{"endpointUrl":1}}}}`, eventgrid.EInvalidDestination, []string{"endpointUrl"}},
 		{"SASKeyNotString", `{"properties":{"destination":{"endpointType":"EventGrid","properties":{"sasKey":1}}}}`, eventgrid.EInvalidDestination, []string{"sasKey"}},

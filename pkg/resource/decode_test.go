@@ -138,8 +138,6 @@ func TestDecodeSubscription(t *testing.T) {
 			eventgrid.EventSubscription{Destination: eventgrid.Destination{EndpointType: eventgrid.WebHook, EndpointURL: "https://h/x", MaxEventsPerBatch: 2, PreferredBatchSizeInKilobytes: 2}}},
 		{"EventGrid", `{"properties":{"destination":{"endpointType":"EVENTGRID","properties":{"endpointUrl":"https://e/api/events","sasKey":"k","topicName":"d"}}}}`,
 			eventgrid.EventSubscription{Destination: eventgrid.Destination{EndpointType: eventgrid.EventGrid, EndpointURL: "https://e/api/events", SASKey: "k", TopicName: "d"}}},
-		{"WebhookIgnoresSASKey", `{"properties":{"destination":{"endpointType":"WebHook","properties":{"endpointUrl":"https://h/x","sasKey":"k","topicName":"d"}}}}`,
-			eventgrid.EventSubscription{Destination: hook}},
 		{"NullsAbsent", `{"name":null,"properties":{"topic":null,"filter":null,"retryPolicy":null,"persistencePolicy":null,"deliveryPolicy":null,` + hookJSON + `}}`,
 			eventgrid.EventSubscription{Destination: hook}},
 		{"IntegralForms", `{"properties":{` + hookJSON + `,"retryPolicy":{"maxDeliveryAttempts":1e1,"eventExpiryInMinutes":2.0}}}`,

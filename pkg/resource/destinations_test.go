@@ -21,7 +21,7 @@ func TestDecodeBrokerDestinations(t *testing.T) {
 			eventgrid.Destination{EndpointType: eventgrid.EventHub, ConnectionString: cs}},
 		{`{"endpointType":"serviceBusQueue","properties":{"ConnectionString":"` + cs + `"}}`,
 			eventgrid.Destination{EndpointType: eventgrid.ServiceBusQueue, ConnectionString: cs}},
-		{`{"endpointType":"ServiceBusTopic","properties":{"connectionString":"` + cs + `","outputName":"ignored"}}`,
+		{`{"endpointType":"ServiceBusTopic","properties":{"connectionString":"` + cs + `"}}`,
 			eventgrid.Destination{EndpointType: eventgrid.ServiceBusTopic, ConnectionString: cs}},
 	}
 	for _, tt := range tests {

@@ -26,6 +26,28 @@ type Topic struct {
 type TopicProperties struct {
 	Endpoint    string                `json:"endpoint"`
 	InputSchema eventgrid.InputSchema `json:"inputSchema"`
+	// ManagedBy names the declaration that manages the topic
+	// (eventgrid.Owner.String); absent when the REST API does. Read-only: a
+	// PUT ignores it.
+	ManagedBy string `json:"managedBy,omitempty"`
+	// Stats counts what the topic received (docs/console.md). Read-only:
+	// a PUT ignores it.
+	Stats *TopicStats `json:"stats,omitempty"`
+}
+
+// TopicStats counts a topic's traffic since it was created in this
+// process.
+type TopicStats struct {
+	// Received counts the events accepted on the topic.
+	Received int64 `json:"received"`
+	// Unmatched counts the accepted events no subscription's filter took.
+	Unmatched int64 `json:"unmatched"`
+	// PublishRequestsRefused counts the publish requests answered with an
+	// error.
+	PublishRequestsRefused int64 `json:"publishRequestsRefused"`
+	// LastReceivedTime is when the topic last accepted an event, RFC 3339;
+	// absent before the first.
+	LastReceivedTime string `json:"lastReceivedTime,omitempty"`
 }
 
 // NewTopic builds the response for t. idPrefix is
@@ -39,6 +61,7 @@ func NewTopic(t eventgrid.Topic, idPrefix, baseURL string) Topic {
 		Properties: TopicProperties{
 			Endpoint:    baseURL + "/topics/" + t.Name + "/events?api-version=" + APIVersion,
 			InputSchema: t.InputSchema,
+			ManagedBy:   t.Owner.String(),
 		},
 	}
 }
@@ -54,7 +77,11 @@ type Subscription struct {
 // SubscriptionProperties holds a subscription's properties. Parts the client
 // did not supply are omitted.
 type SubscriptionProperties struct {
-	Topic               string                `json:"topic"`
+	Topic string `json:"topic"`
+	// ManagedBy names the declaration that manages the subscription
+	// (eventgrid.Owner.String); absent when the REST API does. Read-only: a
+	// PUT ignores it.
+	ManagedBy           string                `json:"managedBy,omitempty"`
 	EventDeliverySchema eventgrid.InputSchema `json:"eventDeliverySchema"`
 	Destination         Destination           `json:"destination,omitzero"`
 	RetryPolicy         *RetryPolicy          `json:"retryPolicy,omitempty"`
@@ -94,8 +121,9 @@ type DeliveryStatus struct {
 	Queue *QueueStatus `json:"-"`
 }
 
-// Destination is the response shape of a destination. The EventGrid
-// destination's sasKey is a secret and is never returned.
+// Destination is the response shape of a destination. Its secrets are
+// never returned (docs/api.md#secrets): not the EventGrid destination's
+// sasKey, nor a signing secret, nor a connection string, nor a URL's query.
 type Destination struct {
 	EndpointType eventgrid.EndpointType `json:"endpointType"`
 	Properties   DestinationProperties  `json:"properties"`
@@ -103,11 +131,22 @@ type Destination struct {
 
 // DestinationProperties holds a destination's properties.
 type DestinationProperties struct {
-	EndpointURL string `json:"endpointUrl,omitempty"`
-	TopicName   string `json:"topicName,omitempty"`
-	OutputName  string `json:"outputName,omitempty"`
-	// QueueName and QueueMessageTimeToLiveInSeconds are StorageQueue's; its
-	// connection string is a secret and is never returned.
+	// EndpointURL is the URL when no part of it may hold a secret; else
+	// EndpointBaseURL is the URL without its query, user information and
+	// fragment, and getFullUrl reads the whole (docs/api.md#secrets).
+	EndpointURL     string `json:"endpointUrl,omitempty"`
+	EndpointBaseURL string `json:"endpointBaseUrl,omitempty"`
+	TopicName       string `json:"topicName,omitempty"`
+	OutputName      string `json:"outputName,omitempty"`
+	// Namespace and EntityPath are the Event Hubs or Service Bus entity the
+	// connection string names; AccountName and QueueEndpoint the storage
+	// account and queue service of a StorageQueue's. They stand for the
+	// connection string, a secret, which is never returned.
+	Namespace     string `json:"namespace,omitempty"`
+	EntityPath    string `json:"entityPath,omitempty"`
+	AccountName   string `json:"accountName,omitempty"`
+	QueueEndpoint string `json:"queueEndpoint,omitempty"`
+	// QueueName and QueueMessageTimeToLiveInSeconds are StorageQueue's.
 	QueueName                       string `json:"queueName,omitempty"`
 	QueueMessageTimeToLiveInSeconds int    `json:"queueMessageTimeToLiveInSeconds,omitempty"`
 	MaxEventsPerBatch               int    `json:"maxEventsPerBatch,omitempty"`
@@ -164,23 +203,9 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 		Type: SubscriptionType,
 		Properties: SubscriptionProperties{
 			Topic:               s.Topic,
+			ManagedBy:           s.Owner.String(),
 			EventDeliverySchema: s.EventDeliverySchema,
-			Destination: Destination{
-				EndpointType: s.Destination.EndpointType,
-				Properties: DestinationProperties{
-					EndpointURL: s.Destination.EndpointURL,
-					TopicName:   s.Destination.TopicName,
-					OutputName:  s.Destination.OutputName,
-					QueueName:   s.Destination.QueueName,
-
-					QueueMessageTimeToLiveInSeconds: s.Destination.QueueMessageTTLSeconds,
-					MaxEventsPerBatch:               s.Destination.MaxEventsPerBatch,
-					PreferredBatchSizeInKilobytes:   s.Destination.PreferredBatchSizeInKilobytes,
-					ContentMode:                     s.Destination.ContentMode,
-					Validation:                      s.Destination.Validation,
-					DeliveryAttributeMappings:       encodeDeliveryAttributes(s.Destination.DeliveryAttributes),
-				},
-			},
+			Destination:         newDestination(s.Destination),
 		},
 	}
 	if p := s.RetryPolicy; p != nil {
@@ -190,8 +215,7 @@ func NewSubscription(s *eventgrid.EventSubscription, idPrefix string) Subscripti
 		r.Properties.PersistencePolicy = &PersistencePolicy{IsPersisted: p.IsPersisted}
 	}
 	if d := s.DeadLetter; d != nil {
-		r.Properties.DeadLetterDestination = &DeadLetterDestination{EndpointType: d.EndpointType}
-		r.Properties.DeadLetterDestination.Properties.BlobContainerName = d.ContainerName
+		r.Properties.DeadLetterDestination = newDeadLetterDestination(d)
 	}
 	if f := s.Filter; f != nil {
 		rf := &Filter{
@@ -222,5 +246,46 @@ type DeadLetterDestination struct {
 	EndpointType eventgrid.EndpointType `json:"endpointType"`
 	Properties   struct {
 		BlobContainerName string `json:"blobContainerName"`
+		// AccountName and BlobEndpoint are the storage account and blob
+		// service the connection string names; they stand for it, a
+		// secret, which is never returned.
+		AccountName  string `json:"accountName,omitempty"`
+		BlobEndpoint string `json:"blobEndpoint,omitempty"`
 	} `json:"properties"`
+}
+
+// newDestination builds the response shape of d, without its secrets.
+func newDestination(d eventgrid.Destination) Destination {
+	p := DestinationProperties{
+		TopicName:                     d.TopicName,
+		OutputName:                    d.OutputName,
+		QueueName:                     d.QueueName,
+		MaxEventsPerBatch:             d.MaxEventsPerBatch,
+		PreferredBatchSizeInKilobytes: d.PreferredBatchSizeInKilobytes,
+		ContentMode:                   d.ContentMode,
+		Validation:                    d.Validation,
+		DeliveryAttributeMappings:     encodeDeliveryAttributes(d.DeliveryAttributes),
+	}
+	if ttl := d.QueueMessageTTLSeconds; ttl != nil {
+		p.QueueMessageTimeToLiveInSeconds = *ttl
+	}
+	if base := EndpointBaseURL(d.EndpointURL); base == d.EndpointURL {
+		p.EndpointURL = d.EndpointURL
+	} else {
+		p.EndpointBaseURL = base
+	}
+	t := destinationTarget(d)
+	p.Namespace, p.EntityPath = t["namespace"], t["entityPath"]
+	p.AccountName, p.QueueEndpoint = t["accountName"], t["queueEndpoint"]
+	return Destination{EndpointType: d.EndpointType, Properties: p}
+}
+
+// newDeadLetterDestination builds the response shape of d, without its
+// connection string.
+func newDeadLetterDestination(d *eventgrid.DeadLetterDestination) *DeadLetterDestination {
+	r := &DeadLetterDestination{EndpointType: d.EndpointType}
+	r.Properties.BlobContainerName = d.ContainerName
+	t := storageTarget(d.ConnectionString, "blob")
+	r.Properties.AccountName, r.Properties.BlobEndpoint = t["accountName"], t["blobEndpoint"]
+	return r
 }

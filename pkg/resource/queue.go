@@ -15,13 +15,16 @@ import (
 // returns a nil config for a push subscription (deliveryMode Push or no
 // deliveryConfiguration), and the queue's dead-letter destination if it
 // names one. A queue subscription must not also have a destination.
-func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.DeadLetterDestination, error) {
+func decodeDeliveryConfiguration(o object, k *kept) (*eventgrid.QueueConfig, *eventgrid.DeadLetterDestination, error) {
 	raw, _, ok := o.get("deliveryConfiguration")
 	if !ok {
 		return nil, nil, nil
 	}
 	dc, err := parseObject(raw, o.field("deliveryConfiguration"), eventgrid.EInvalidDelivery)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := dc.check(deliveryConfigurationShape); err != nil {
 		return nil, nil, err
 	}
 	mode, ok, err := dc.str(eventgrid.EInvalidDelivery, "deliveryMode")
@@ -40,9 +43,19 @@ func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.D
 	if _, _, hasDest := o.get("destination"); hasDest {
 		return nil, nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s must not be given for a subscription whose %s is Queue: its events are received, not sent.", o.field("destination"), dc.field("deliveryMode"))
 	}
+	return decodeQueue(dc, k)
+}
+
+// decodeQueue reads the queue of a deliveryConfiguration dc whose
+// deliveryMode is Queue: its settings, defaults for those not given, and
+// its dead-letter destination if it names one.
+func decodeQueue(dc object, k *kept) (*eventgrid.QueueConfig, *eventgrid.DeadLetterDestination, error) {
 	qraw, _, _ := dc.get("queue")
 	q, err := parseObject(qraw, dc.field("queue"), eventgrid.EInvalidDelivery)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := q.check(queueShape); err != nil {
 		return nil, nil, err
 	}
 	cfg := &eventgrid.QueueConfig{
@@ -67,7 +80,7 @@ func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.D
 		}
 		cfg.EventTimeToLive, cfg.EventTimeToLiveText = d, ttl
 	}
-	dl, err := decodeDeadLetter(q)
+	dl, err := decodeDeadLetter(q, k)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -75,17 +88,17 @@ func decodeDeliveryConfiguration(o object) (*eventgrid.QueueConfig, *eventgrid.D
 }
 
 // boundedInt reads an optional integer member into *v, which keeps its
-// default when the member is absent.
+// default when the member is absent. A number written as a string is
+// refused, as everywhere in the API.
 func boundedInt(o object, name string, lo, hi int, v *int) error {
 	raw, _, ok := o.get(name)
 	if !ok {
 		return nil
 	}
-	text := raw
-	if s, isStr := rawjson.Unquote(raw); isStr {
-		text = []byte(strings.TrimSpace(s))
+	if err := notString(eventgrid.EInvalidDelivery, o.field(name), raw); err != nil {
+		return err
 	}
-	n, ok := parseInt(text)
+	n, ok := parseInt(raw)
 	if !ok || n < lo || n > hi {
 		return eventgrid.Errorf(eventgrid.EInvalidDelivery, "%s must be an integer between %d and %d; got %s.", o.field(name), lo, hi, raw)
 	}
@@ -103,6 +116,9 @@ func decodeFiltersConfiguration(o object) (*eventgrid.Filter, error) {
 	}
 	p, err := parseObject(raw, o.field(name), eventgrid.EInvalidFilter)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.check(filtersConfigurationShape); err != nil {
 		return nil, err
 	}
 	f := &eventgrid.Filter{}

@@ -50,8 +50,7 @@ func newDeliveryConfiguration(s *eventgrid.EventSubscription) *DeliveryConfigura
 		EventTimeToLive:              q.EventTimeToLiveText,
 	}
 	if d := s.DeadLetter; d != nil {
-		info.DeadLetterDestination = &DeadLetterDestination{EndpointType: d.EndpointType}
-		info.DeadLetterDestination.Properties.BlobContainerName = d.ContainerName
+		info.DeadLetterDestination = newDeadLetterDestination(d)
 	}
 	return &DeliveryConfiguration{DeliveryMode: eventgrid.DeliveryQueue, Queue: info}
 }

@@ -27,7 +27,7 @@ func TestParseISODuration(t *testing.T) {
 
 func TestDecodeQueueSubscription(t *testing.T) {
 	sub, err := resource.DecodeSubscription([]byte(`{"properties":{"deliveryConfiguration":{"deliveryMode":"queue","queue":{
-		"receiveLockDurationInSeconds":120,"maxDeliveryCount":"3","eventTimeToLive":"PT2H",
+		"receiveLockDurationInSeconds":120,"maxDeliveryCount":3,"eventTimeToLive":"PT2H",
 		"deadLetterDestination":{"endpointType":"StorageBlob","properties":{"blobContainerName":"deadletters","connectionString":"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1"}}}},
 		"filtersConfiguration":{"includedEventTypes":["a"],"filters":[{"operatorType":"StringIn","key":"subject","values":["x"]}]}}}`), "t", "s")
 	if err != nil {
@@ -48,11 +48,13 @@ func TestDecodeQueueSubscription(t *testing.T) {
 		t.Fatalf("defaults: %+v, %v", defaults.Queue, err)
 	}
 	for field, body := range map[string]string{
-		"receiveLockDurationInSeconds": `{"deliveryMode":"Queue","queue":{"receiveLockDurationInSeconds":301}}`,
-		"maxDeliveryCount":             `{"deliveryMode":"Queue","queue":{"maxDeliveryCount":0}}`,
-		"eventTimeToLive":              `{"deliveryMode":"Queue","queue":{"eventTimeToLive":"tomorrow"}}`,
-		"deliveryMode":                 `{"deliveryMode":"Carrier"}`,
-		"blobContainerName":            `{"deliveryMode":"Queue","queue":{"deadLetterDestination":{"endpointType":"StorageBlob","properties":{"connectionString":"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1"}}}}`,
+		"receiveLockDurationInSeconds":       `{"deliveryMode":"Queue","queue":{"receiveLockDurationInSeconds":301}}`,
+		"maxDeliveryCount":                   `{"deliveryMode":"Queue","queue":{"maxDeliveryCount":0}}`,
+		"queue.maxDeliveryCount":             `{"deliveryMode":"Queue","queue":{"maxDeliveryCount":"5"}}`,
+		"queue.receiveLockDurationInSeconds": `{"deliveryMode":"Queue","queue":{"receiveLockDurationInSeconds":"60"}}`,
+		"eventTimeToLive":                    `{"deliveryMode":"Queue","queue":{"eventTimeToLive":"tomorrow"}}`,
+		"deliveryMode":                       `{"deliveryMode":"Carrier"}`,
+		"blobContainerName":                  `{"deliveryMode":"Queue","queue":{"deadLetterDestination":{"endpointType":"StorageBlob","properties":{"connectionString":"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1"}}}}`,
 	} {
 		_, err := resource.DecodeSubscription([]byte(`{"properties":{"deliveryConfiguration":`+body+`}}`), "t", "s")
 		if err == nil || !strings.Contains(eventgrid.ErrorMessage(err), field) {

@@ -35,11 +35,14 @@ func IsBinary(h http.Header) bool {
 // datacontenttype. defaultID as in DecodeOne (used when ce-id is absent).
 //
 // Header values are unquoted and percent-decoded as the CloudEvents HTTP
-// binding (§3.1.3.2) says and must then be valid UTF-8; extension attributes
-// become JSON strings, written in name order. The body becomes "data" as is
-// when the content type is JSON (*/json or */*+json, parameters allowed), a
-// JSON string when it is text/* or absent and the body is valid UTF-8, and
-// "data_base64" otherwise; an empty body means no data.
+// binding (§3.1.3.2) says and must then be valid UTF-8. HTTP header names
+// are case-insensitive, so attribute names are read in lower case; the
+// attributes then follow the rules of DecodeOne, Content-Type as
+// datacontenttype. Extension attributes become JSON strings, written in
+// name order. The body becomes "data" as is when the content type is JSON
+// (*/json or */*+json, parameters allowed), a JSON string when it is text/*
+// or absent and the body is valid UTF-8, and "data_base64" otherwise; an
+// empty body means no data.
 //
 // It returns an *eventgrid.Error: EInvalidEvent (index 0) when a header is
 // malformed, repeated or not a valid attribute, or an attribute fails
@@ -54,69 +57,10 @@ func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Ti
 	}
 	d := &decoder{mem: newArena(len(body)+512, 1, new(Scratch)), schema: eventgrid.CloudEventSchemaV1_0, accepted: accepted}
 	var m members
-	var contentType string
-	hasContentType := false
-	for k, vs := range h {
-		if strings.EqualFold(k, "content-type") {
-			if hasContentType || len(vs) > 1 {
-				return nil, fieldError(0, "datacontenttype", "cannot be given by more than one Content-Type header")
-			}
-			if len(vs) == 1 {
-				contentType, hasContentType = strings.Trim(vs[0], " \t"), true
-			}
-			continue
-		}
-		if len(k) <= 3 || !strings.EqualFold(k[:3], "ce-") {
-			continue
-		}
-		name := []byte(k[3:])
-		for j, c := range name {
-			name[j] = lowerASCII(c)
-		}
-		if err := checkAttributeName(0, name); err != nil {
-			return nil, err
-		}
-		header := "ce-" + string(name)
-		if len(vs) != 1 {
-			return nil, eventgrid.Errorf(eventgrid.EInvalidEvent,
-				"event at index 0: header %s must appear exactly once", quoteForMessage(header))
-		}
-		val, ok := decodeHeaderValue(vs[0])
-		if !ok {
-			return nil, eventgrid.Errorf(eventgrid.EInvalidEvent,
-				"event at index 0: header %s is not a valid quoted or percent-encoded UTF-8 value",
-				quoteForMessage(header))
-		}
-		lit := rawjson.AppendString(nil, val)
-		f, _ := fieldIndex(ceNames, name)
-		switch {
-		case f == ceData || f == ceDataBase64:
-			return nil, fieldError(0, string(name), "cannot be a header: the body is the data")
-		case f >= 0 && m.val[f] != nil, f < 0 && d.findExtension(name) >= 0:
-			return nil, eventgrid.Errorf(eventgrid.EInvalidEvent,
-				"event at index 0: header %s must appear exactly once", quoteForMessage(header))
-		case f >= 0:
-			m.val[f] = lit
-		default:
-			d.exts = append(d.exts, extension{name: name, value: lit, exact: true})
-		}
+	if err := d.readHeaders(h, &m); err != nil {
+		return nil, err
 	}
-	if hasContentType {
-		if m.val[ceDataContentType] != nil {
-			return nil, fieldError(0, "datacontenttype",
-				"must be given by the Content-Type header, not also by ce-datacontenttype")
-		}
-		if !utf8.ValidString(contentType) {
-			return nil, fieldError(0, "datacontenttype", "must be valid UTF-8")
-		}
-		if contentType != "" {
-			m.val[ceDataContentType] = rawjson.AppendString(nil, contentType)
-		}
-	}
-	// Header maps have no order; sort so that the Body is deterministic.
-	slices.SortFunc(d.exts, func(a, b extension) int { return bytes.Compare(a.name, b.name) })
-
-	if err := binaryAttributes(&m, defaultID); err != nil {
+	if err := d.checkAttributes(0, &m, defaultID); err != nil {
 		return nil, err
 	}
 	if err := binaryData(&m, body); err != nil {
@@ -125,53 +69,94 @@ func DecodeBinary(h http.Header, body []byte, defaultID string, accepted time.Ti
 	return d.buildCloudEvent(0, &m)
 }
 
-// binaryAttributes validates the attributes taken from headers, whose
-// values are all JSON string literals.
-func binaryAttributes(m *members, defaultID string) error {
-	switch v := m.val[ceSpecVersion]; {
-	case v == nil:
-		return fieldError(0, "specversion", "is required")
-	default:
-		if s, _ := unquote(v); s != "1.0" && s != "1.0-rc1" {
-			return fieldError(0, "specversion", `must be "1.0", not %s`, quoteForMessage(s))
+// readHeaders reads the attributes of a binary-mode request into m and
+// d.exts: Content-Type as datacontenttype, and the ce-* headers. The
+// extensions are sorted by name.
+func (d *decoder) readHeaders(h http.Header, m *members) error {
+	var contentType string
+	hasContentType := false
+	for k, vs := range h {
+		if strings.EqualFold(k, "content-type") {
+			if hasContentType || len(vs) > 1 {
+				return fieldError(0, "datacontenttype", "cannot be given by more than one Content-Type header")
+			}
+			if len(vs) == 1 {
+				contentType, hasContentType = strings.Trim(vs[0], " \t"), true
+			}
+			continue
+		}
+		if len(k) > 3 && strings.EqualFold(k[:3], "ce-") {
+			if err := d.attributeHeader(m, k[3:], vs); err != nil {
+				return err
+			}
 		}
 	}
-	switch id := m.val[ceID]; {
-	case id == nil && defaultID == "":
-		return fieldError(0, "id", "is required")
-	case id == nil:
-		m.val[ceID] = rawjson.AppendString(nil, defaultID)
-	case len(id) == 2:
-		return fieldError(0, "id", "must not be empty")
-	case defaultID != "":
-		if err := checkDefaultID(0, id, defaultID); err != nil {
-			return err
+	if hasContentType {
+		if m.val[ceDataContentType] != nil {
+			return fieldError(0, "datacontenttype",
+				"must be given by the Content-Type header, not also by ce-datacontenttype")
+		}
+		if !utf8.ValidString(contentType) {
+			return fieldError(0, "datacontenttype", "must be valid UTF-8")
+		}
+		if contentType != "" {
+			m.val[ceDataContentType] = rawjson.AppendString(nil, contentType)
 		}
 	}
-	for _, f := range [...]int{ceSource, ceType} {
-		switch v := m.val[f]; {
-		case v == nil:
-			return fieldError(0, ceNames[f], "is required")
-		case len(v) == 2:
-			return fieldError(0, ceNames[f], "must not be empty")
-		}
-	}
-	if v := m.val[ceTime]; v != nil {
-		if s, _ := unquote(v); !validTimestamp(s) {
-			return fieldError(0, "time", "must be an RFC 3339 timestamp, not %s", quoteForMessage(s))
+	// Header maps have no order; sort so that the Body is deterministic,
+	// and a header given twice, in two spellings of its name, shows.
+	slices.SortFunc(d.exts, func(a, b extension) int { return bytes.Compare(a.name, b.name) })
+	for j := 1; j < len(d.exts); j++ {
+		if bytes.Equal(d.exts[j-1].name, d.exts[j].name) {
+			return repeatedHeader("ce-" + string(d.exts[j].name))
 		}
 	}
 	return nil
 }
 
+// attributeHeader reads the header ce-<attr>, with values vs, into m (a
+// context attribute) or d.exts (an extension).
+func (d *decoder) attributeHeader(m *members, attr string, vs []string) error {
+	name := []byte(attr)
+	for j, c := range name {
+		name[j] = lowerASCII(c)
+	}
+	if err := checkAttributeName(0, name); err != nil {
+		return err
+	}
+	header := "ce-" + string(name)
+	if len(vs) != 1 {
+		return repeatedHeader(header)
+	}
+	val, ok := decodeHeaderValue(vs[0])
+	if !ok {
+		return eventgrid.Errorf(eventgrid.EInvalidEvent,
+			"event at index 0: header %s is not a valid quoted or percent-encoded UTF-8 value",
+			quoteForMessage(header))
+	}
+	lit := rawjson.AppendString(nil, val)
+	f, _ := fieldIndex(ceNames, name)
+	switch {
+	case f == ceData || f == ceDataBase64:
+		return fieldError(0, string(name), "cannot be a header: the body is the data")
+	case f >= 0 && m.val[f] != nil:
+		return repeatedHeader(header)
+	case f >= 0:
+		m.val[f] = lit
+	default:
+		d.exts = append(d.exts, extension{name: name, value: lit})
+	}
+	return nil
+}
+
+func repeatedHeader(header string) error {
+	return eventgrid.Errorf(eventgrid.EInvalidEvent,
+		"event at index 0: header %s must appear exactly once", quoteForMessage(header))
+}
+
 // binaryData sets m's data or data_base64 from the request body.
 func binaryData(m *members, body []byte) error {
-	var mediaType string
-	if v := m.val[ceDataContentType]; v != nil {
-		ct, _ := unquote(v)
-		mediaType, _, _ = strings.Cut(ct, ";")
-		mediaType = strings.ToLower(strings.Trim(mediaType, " \t"))
-	}
+	mediaType := mediaTypeOf(m.val[ceDataContentType])
 	switch {
 	case isJSONMediaType(mediaType):
 		data := rawjson.TrimSpace(body)
@@ -199,14 +184,6 @@ func binaryData(m *members, body []byte) error {
 		m.val[ceDataBase64] = append(b64, '"')
 	}
 	return nil
-}
-
-// isJSONMediaType reports whether the lower-case media type t (parameters
-// removed) declares JSON: */json or */*+json, as the CloudEvents JSON format
-// defines it.
-func isJSONMediaType(t string) bool {
-	_, sub, ok := strings.Cut(t, "/")
-	return ok && (sub == "json" || strings.HasSuffix(sub, "+json"))
 }
 
 // decodeHeaderValue decodes a ce-* header value: optional white space is

@@ -36,99 +36,96 @@ var ceNames = []string{
 
 // extension is a CloudEvents extension attribute of the event being decoded.
 type extension struct {
-	// name is the attribute name, unescaped: ASCII letters and digits, in
-	// any case until written.
+	// name is the attribute name, unescaped: lower-case ASCII letters and
+	// digits once checkAttributeName has passed it.
 	name []byte
 	// value is a JSON string, number or boolean literal.
 	value []byte
-	// exact reports that name was written in lower case.
-	exact bool
 }
 
-// extMapThreshold is the number of extensions above which duplicates are
-// found with a map rather than a linear scan.
-const extMapThreshold = 16
-
 // cloudEvent decodes the structured-mode CloudEvent object elem at index i.
+//
+// The body passed rawjson.ValidStrict, so elem names no member twice, not
+// even in two spellings: the ten members of the JSON format are matched
+// ignoring ASCII case (the C# SDK writes SpecVersion, the original docs
+// dataSchema) and written in lower case, and every other member is an
+// extension attribute whose name must already be lower case.
 func (d *decoder) cloudEvent(i int, elem []byte, defaultID string) (*eventgrid.Event, error) {
 	var m members
-	d.resetExtensions()
+	d.exts = d.exts[:0]
 	var err error
 	rawjson.ObjectEach(elem, func(k, v []byte) bool {
-		f, exact := fieldIndex(ceNames, k)
+		name := k
+		if !plainASCII(k) {
+			name = unescapeName(k)
+		}
+		f := -1
+		if plainASCII(name) {
+			f, _ = fieldIndex(ceNames, name)
+		}
 		switch {
 		case f == ceData: // null data is a payload, not an absent attribute
-			m.set(f, exact, v)
-		case isNull(v): // a null attribute is an absent one
+			m.val[f] = v
 		case f >= 0:
-			m.set(f, exact, v)
+			if !isNull(v) { // a null attribute is an absent one
+				m.val[f] = v
+			}
 		default:
-			err = d.addExtension(i, k, v)
+			err = d.addExtension(i, name, v)
 		}
 		return err == nil
 	})
 	if err != nil {
 		return nil, err
 	}
-
-	switch v := m.val[ceSpecVersion]; {
-	case v == nil:
-		return nil, fieldError(i, "specversion", "is required")
-	case !isString(v):
-		return nil, fieldError(i, "specversion", "must be a string")
-	default:
-		if s, _ := unquote(v); s != "1.0" && s != "1.0-rc1" {
-			return nil, fieldError(i, "specversion", `must be "1.0", not %s`, quoteForMessage(s))
-		}
+	if err := d.checkAttributes(i, &m, defaultID); err != nil {
+		return nil, err
 	}
-	switch id := m.val[ceID]; {
-	case id == nil && defaultID == "":
-		return nil, fieldError(i, "id", "is required")
-	case id == nil:
-		m.val[ceID] = rawjson.AppendString(nil, defaultID)
-	case !isString(id):
-		return nil, fieldError(i, "id", "must be a string")
-	case len(id) == 2:
-		return nil, fieldError(i, "id", "must not be empty")
-	case defaultID != "":
-		if err := checkDefaultID(i, id, defaultID); err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range [...]int{ceSource, ceType} {
-		switch v := m.val[f]; {
-		case v == nil:
-			return nil, fieldError(i, ceNames[f], "is required")
-		case !isString(v):
-			return nil, fieldError(i, ceNames[f], "must be a string")
-		case len(v) == 2:
-			return nil, fieldError(i, ceNames[f], "must not be empty")
-		}
-	}
-	for _, f := range [...]int{ceSubject, ceTime, ceDataContentType, ceDataSchema, ceDataBase64} {
-		if v := m.val[f]; v != nil && !isString(v) {
-			return nil, fieldError(i, ceNames[f], "must be a string")
-		}
-	}
-	if v := m.val[ceTime]; v != nil {
-		if s, _ := unquote(v); !validTimestamp(s) {
-			return nil, fieldError(i, "time", "must be an RFC 3339 timestamp, not %s", quoteForMessage(s))
-		}
-	}
-	if v := m.val[ceDataBase64]; v != nil {
-		if m.val[ceData] != nil {
-			if !isNull(m.val[ceData]) {
-				return nil, fieldError(i, "data_base64", `cannot be present together with "data"`)
-			}
-			// Serialisers that write every property send "data": null
-			// next to data_base64; the null says nothing.
-			m.val[ceData] = nil
-		}
-		if s, _ := unquote(v); !validBase64(s) {
-			return nil, fieldError(i, "data_base64", "must be standard base64 (RFC 4648 §4, padded)")
-		}
+	if err := checkData(i, &m); err != nil {
+		return nil, err
 	}
 	return d.buildCloudEvent(i, &m)
+}
+
+// checkData checks data_base64, that data is not given with it, and that
+// data is a string unless datacontenttype declares JSON: a JSON serializer
+// must write other content as a string (JSON format §3.1.1), and receivers
+// such as the CloudEvents Go SDK refuse anything else.
+func checkData(i int, m *members) error {
+	if data, ct := m.val[ceData], m.val[ceDataContentType]; ct != nil && data != nil && !isString(data) && !isNull(data) {
+		if string(ct) != `"application/json"` && !isJSONMediaType(mediaTypeOf(ct)) {
+			s, _ := unquote(ct)
+			return fieldError(i, "data", "must be a string, not %s, when \"datacontenttype\" %s is not a JSON media type "+
+				"(*/json or */*+json); binary data goes in \"data_base64\"", kindName(rawjson.KindOf(data)), quoteForMessage(s))
+		}
+	}
+	v := m.val[ceDataBase64]
+	if v == nil {
+		return nil
+	}
+	if !isString(v) {
+		return fieldError(i, "data_base64", "must be a string")
+	}
+	if m.val[ceData] != nil {
+		if !isNull(m.val[ceData]) {
+			return fieldError(i, "data_base64", `cannot be present together with "data"`)
+		}
+		// Serialisers that write every property send "data": null next to
+		// data_base64; the null says nothing.
+		m.val[ceData] = nil
+	}
+	if s, _ := unquote(v); !validBase64(s) {
+		return fieldError(i, "data_base64", "must be standard base64 (RFC 4648 §4, padded)")
+	}
+	return nil
+}
+
+// unescapeName decodes the escapes of the raw member name k.
+func unescapeName(k []byte) []byte {
+	quoted := make([]byte, 0, len(k)+2)
+	quoted = append(append(append(quoted, '"'), k...), '"')
+	s, _ := rawjson.Unquote(quoted)
+	return []byte(s)
 }
 
 // buildCloudEvent writes the canonical body of the CloudEvent whose
@@ -165,13 +162,7 @@ func (d *decoder) buildCloudEvent(i int, m *members) (*eventgrid.Event, error) {
 	}
 	for _, e := range d.exts {
 		b = append(b, ',', '"')
-		start := len(b)
 		b = append(b, e.name...)
-		if !e.exact {
-			for j := start; j < len(b); j++ {
-				b[j] = lowerASCII(b[j])
-			}
-		}
 		b = append(b, '"', ':')
 		b = append(b, e.value...)
 	}
@@ -192,104 +183,19 @@ func (d *decoder) buildCloudEvent(i int, m *members) (*eventgrid.Event, error) {
 	return ev, nil
 }
 
-func (d *decoder) resetExtensions() {
-	d.exts = d.exts[:0]
-	clear(d.extIndex)
-}
-
-// addExtension records the extension attribute with raw key k and non-null
-// value v of the event at index i.
-func (d *decoder) addExtension(i int, k, v []byte) error {
-	name := k
-	if !plainASCII(k) {
-		quoted := make([]byte, 0, len(k)+2)
-		quoted = append(append(append(quoted, '"'), k...), '"')
-		s, _ := rawjson.Unquote(quoted)
-		name = []byte(s)
-	}
+// addExtension records the extension attribute named name (unescaped)
+// with value v of the event at index i. A null value is an absent
+// attribute, but its name must still be valid.
+func (d *decoder) addExtension(i int, name, v []byte) error {
 	if err := checkAttributeName(i, name); err != nil {
 		return err
 	}
 	switch k := rawjson.KindOf(v); k {
+	case rawjson.Null:
 	case rawjson.String, rawjson.Number, rawjson.Bool:
+		d.exts = append(d.exts, extension{name: name, value: v})
 	default:
 		return fieldError(i, string(name), "must be a string, number or boolean, not %s", kindName(k))
 	}
-	exact := true
-	for _, c := range name {
-		if 'A' <= c && c <= 'Z' {
-			exact = false
-			break
-		}
-	}
-	if j := d.findExtension(name); j >= 0 {
-		if exact && !d.exts[j].exact {
-			d.exts[j] = extension{name: name, value: v, exact: true}
-		}
-		return nil
-	}
-	d.exts = append(d.exts, extension{name: name, value: v, exact: exact})
 	return nil
-}
-
-// checkAttributeName returns an error unless name, matched
-// case-insensitively, is a valid CloudEvents attribute name: ASCII letters
-// and digits.
-func checkAttributeName(i int, name []byte) error {
-	ok := len(name) > 0
-	for _, c := range name {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			ok = false
-			break
-		}
-	}
-	if !ok {
-		return fieldError(i, string(name), "is not a valid attribute name: CloudEvents attribute names are ASCII letters and digits")
-	}
-	return nil
-}
-
-// findExtension returns the index in d.exts of the extension named name,
-// matched case-insensitively, or -1.
-func (d *decoder) findExtension(name []byte) int {
-	if len(d.exts) < extMapThreshold {
-		for j := range d.exts {
-			if e := d.exts[j].name; equalFoldBytes(e, name) {
-				return j
-			}
-		}
-		return -1
-	}
-	// Many extensions: index them by lower-case name so that a large event
-	// cannot make this quadratic. The map holds exactly d.exts[:len(map)].
-	if d.extIndex == nil {
-		d.extIndex = make(map[string]int)
-	}
-	for j := len(d.extIndex); j < len(d.exts); j++ {
-		d.extIndex[lowerString(d.exts[j].name)] = j
-	}
-	if j, ok := d.extIndex[lowerString(name)]; ok {
-		return j
-	}
-	return -1
-}
-
-func equalFoldBytes(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if lowerASCII(a[i]) != lowerASCII(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func lowerString(b []byte) string {
-	s := make([]byte, len(b))
-	for i, c := range b {
-		s[i] = lowerASCII(c)
-	}
-	return string(s)
 }

@@ -2,6 +2,9 @@ package schema
 
 import (
 	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
@@ -27,13 +30,20 @@ func Converts(topic, delivery eventgrid.InputSchema) bool {
 //	eventTime → time, dataVersion → dataversion (an extension),
 //	data → data with datacontenttype application/json, and specversion 1.0.
 //
-// An empty subject is left out (a CloudEvent's subject must not be empty),
-// as is an eventTime that is not an RFC 3339 timestamp (the decoder refuses
-// one, but a body built elsewhere may hold it) and an empty dataVersion. It returns an
-// error wrapping ErrNotConvertible when the body is not a JSON object or
-// its id, topic or eventType is missing or empty, which a CloudEvent cannot
-// be without. body is never modified; the result shares no memory with it.
-// EventGridToCloudEvent is safe for concurrent use.
+// The result is always a valid CloudEvent, within the rules publishing to
+// a CloudEvents topic enforces but one: an id or eventType that is only
+// white space, which EventGridSchema accepts and a CloudEvent may hold,
+// stays as it is, as it cannot be left out. An empty or blank subject or
+// dataVersion is left out (an attribute that is present must not be
+// empty), as is an eventTime that is not an RFC 3339 timestamp (the decoder
+// refuses one, but a body built elsewhere may hold it). A control character
+// or Unicode noncharacter, which EventGridSchema allows and a CloudEvents
+// String does not, becomes U+FFFD; a topic that is not a URI reference is
+// percent-encoded. It returns an error wrapping ErrNotConvertible when the
+// body is not a JSON object or its id, topic or eventType is missing or
+// empty, which a CloudEvent cannot be without. body is never modified; the
+// result shares no memory with it. EventGridToCloudEvent is safe for
+// concurrent use.
 func EventGridToCloudEvent(body []byte) ([]byte, error) {
 	var m members
 	isObject := rawjson.ObjectEach(body, func(k, v []byte) bool {
@@ -53,14 +63,14 @@ func EventGridToCloudEvent(body []byte) ([]byte, error) {
 
 	out := make([]byte, 0, len(body)+96)
 	out = append(out, `{"specversion":"1.0","id":`...)
-	out = append(out, m.val[egID]...)
+	out = appendText(out, m.val[egID])
 	out = append(out, `,"source":`...)
-	out = append(out, m.val[egTopic]...)
+	out = appendSource(out, m.val[egTopic])
 	out = append(out, `,"type":`...)
-	out = append(out, m.val[egEventType]...)
-	if v := m.val[egSubject]; isString(v) && len(v) > 2 {
+	out = appendText(out, m.val[egEventType])
+	if v := m.val[egSubject]; isString(v) && !blankLiteral(v) {
 		out = append(out, `,"subject":`...)
-		out = append(out, v...)
+		out = appendText(out, v)
 	}
 	if v := m.val[egEventTime]; isString(v) {
 		if s, _ := unquote(v); validTimestamp(s) {
@@ -72,13 +82,53 @@ func EventGridToCloudEvent(body []byte) ([]byte, error) {
 	if data != nil {
 		out = append(out, `,"datacontenttype":"application/json"`...)
 	}
-	if v := m.val[egDataVersion]; isString(v) && len(v) > 2 {
+	if v := m.val[egDataVersion]; isString(v) && !blankLiteral(v) {
 		out = append(out, `,"dataversion":`...)
-		out = append(out, v...)
+		out = appendText(out, v)
 	}
 	if data != nil {
 		out = append(out, `,"data":`...)
 		out = append(out, data...)
 	}
 	return append(out, '}'), nil
+}
+
+// blankLiteral reports whether the JSON string literal v is empty or only
+// white space.
+func blankLiteral(v []byte) bool {
+	s, _ := unquote(v)
+	return isBlank(s)
+}
+
+// appendText appends the JSON string literal v with every character that a
+// CloudEvents String cannot hold replaced by U+FFFD.
+func appendText(out, v []byte) []byte {
+	s, _ := unquote(v)
+	if _, bad := badStringRune(s); !bad {
+		return append(out, v...)
+	}
+	return rawjson.AppendString(out, strings.Map(func(r rune) rune {
+		if _, bad := badStringRune(string(r)); bad {
+			return utf8.RuneError
+		}
+		return r
+	}, s))
+}
+
+// appendSource appends the JSON string literal v, percent-encoded when it
+// is not a URI reference: every byte but unreserved ones and '/'.
+func appendSource(out, v []byte) []byte {
+	s, _ := unquote(v)
+	if validURIReference(s) {
+		return appendText(out, v)
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; isUnreserved(c) || c == '/' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return rawjson.AppendString(out, b.String())
 }

@@ -52,6 +52,17 @@ func TestEventGridToCloudEvent(t *testing.T) {
 			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","data":1}`,
 		},
 		{
+			"BlankSubjectAndDataVersionLeftOut",
+			`{"id":"e1","subject":" \u00a0","eventType":"T","eventTime":"2024-05-06T07:08:09Z","dataVersion":"  "}`,
+			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","time":"2024-05-06T07:08:09Z"}`,
+		},
+		{
+			// EventGridSchema allows what a CloudEvents String does not.
+			"ControlCharactersAndNoncharactersReplaced",
+			`{"id":"e\u0000","subject":"a\nb","eventType":"T\u0085","eventTime":"2024-05-06T07:08:09Z","dataVersion":"\uFFFF1","data":"\u0001"}`,
+			`{"specversion":"1.0","id":"e�","source":"t1","type":"T�","subject":"a�b","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","dataversion":"�1","data":"\u0001"}`,
+		},
+		{
 			"EscapesKept",
 			`{"id":"e\"1","subject":"caf\u00e9","eventType":"T\\x","eventTime":"2024-05-06T07:08:09+02:00","data":"line\nbreak","dataVersion":"1"}`,
 			`{"specversion":"1.0","id":"e\"1","source":"t1","type":"T\\x","subject":"caf\u00e9","time":"2024-05-06T07:08:09+02:00","datacontenttype":"application/json","dataversion":"1","data":"line\nbreak"}`,
@@ -103,6 +114,32 @@ func BenchmarkEventGridToCloudEvent(b *testing.B) {
 		if _, err := schema.EventGridToCloudEvent(eg.Body); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestEventGridToCloudEvent_TopicThatIsNotAURIReferenceEncoded(t *testing.T) {
+	// The decoder sets a topic name, which always is a URI reference, but
+	// a body built elsewhere may hold anything.
+	got, err := schema.EventGridToCloudEvent([]byte(
+		`{"id":"e1","topic":"my topic:7/é","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","dataVersion":"1","metadataVersion":"1"}`))
+	const want = `{"specversion":"1.0","id":"e1","source":"my%20topic%3A7/%C3%A9","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","dataversion":"1"}`
+	if err != nil || string(got) != want {
+		t.Fatalf("got %s, %v; want %s", got, err, want)
+	}
+	if _, err := schema.DecodeOne(eventgrid.CloudEventSchemaV1_0, "t1", got, "", accepted); err != nil {
+		t.Fatalf("the result does not decode as a CloudEvent: %v", err)
+	}
+}
+
+func TestEventGridToCloudEvent_BlankIDKept(t *testing.T) {
+	// EventGridSchema accepts an id of white space; a CloudEvent cannot go
+	// without one, and " " is a valid CloudEvents id.
+	eg := MustDecodeBatch(t, eventgrid.EventGridSchema,
+		`[{"id":" ","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","dataVersion":"1"}]`)[0]
+	got, err := schema.EventGridToCloudEvent(eg.Body)
+	const want = `{"specversion":"1.0","id":" ","source":"t1","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","dataversion":"1"}`
+	if err != nil || string(got) != want {
+		t.Fatalf("got %s, %v; want %s", got, err, want)
 	}
 }
 

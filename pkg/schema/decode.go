@@ -110,9 +110,8 @@ type decoder struct {
 	accepted time.Time
 	// qtopic is topic as a JSON string literal, for EventGridSchema bodies.
 	qtopic []byte
-	// exts and extIndex are CloudEvents scratch space, reused per event.
-	exts     []extension
-	extIndex map[string]int
+	// exts is CloudEvents scratch space, reused per event.
+	exts []extension
 }
 
 // newDecoder returns a decoder for a request body of bodyLen bytes holding

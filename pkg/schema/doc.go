@@ -19,7 +19,12 @@
 //     keeps memory of the request body, which the caller may reuse).
 //   - CloudEventSchemaV1_0: a canonical CloudEvents 1.0 JSON object with
 //     lower-case attribute names in a fixed order, from a structured-mode JSON
-//     body or from an HTTP binary-mode request (ce-* headers).
+//     body or from an HTTP binary-mode request (ce-* headers). Every
+//     attribute rule of the CloudEvents 1.0 specification and its JSON
+//     format is checked (docs/api.md#cloudevents-attributes). The names of
+//     the format's own members are matched case-insensitively, as for
+//     EventGridSchema; extension names are case-sensitive and must be lower
+//     case.
 //
 // Validation is all or nothing: the first bad event makes a decoder return an
 // *eventgrid.Error naming the event's index and the field, and no events.

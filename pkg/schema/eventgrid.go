@@ -40,7 +40,16 @@ func (d *decoder) eventGrid(i int, elem []byte, defaultID string) (*eventgrid.Ev
 		}
 		return true
 	})
+	id, err := d.checkEventGrid(i, &m, defaultID)
+	if err != nil {
+		return nil, err
+	}
+	return d.buildEventGrid(i, &m, id)
+}
 
+// checkEventGrid checks the members m of the EventGridSchema event at
+// index i and returns its id, which is defaultID when m has none.
+func (d *decoder) checkEventGrid(i int, m *members, defaultID string) ([]byte, error) {
 	id := m.val[egID]
 	switch {
 	case id == nil && defaultID == "":
@@ -84,7 +93,12 @@ func (d *decoder) eventGrid(i int, elem []byte, defaultID string) (*eventgrid.Ev
 			return nil, fieldError(i, "metadataVersion", `must be "1"`)
 		}
 	}
+	return id, nil
+}
 
+// buildEventGrid writes the canonical envelope of the checked members m,
+// with id, of the event at index i.
+func (d *decoder) buildEventGrid(i int, m *members, id []byte) (*eventgrid.Event, error) {
 	const (
 		kID          = `{"id":`
 		kTopic       = `,"topic":`

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/cloudevents/sdk-go/v2/event"
+
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 	"github.com/edgegrid/edgegrid/pkg/schema"
@@ -26,6 +28,8 @@ func FuzzDecodeBatch(f *testing.F) {
 		`[ { "z" : 1 } , {} ]`,
 		`[` + ceFull + `]`,
 		`[{"specVersion":"1.0-rc1","ID":"1","source":"s","type":"t","time":"2020-02-29T23:59:60.1+01:00","Ext":1,"ext":"x","data_base64":"QQ=="}]`,
+		`[{"specversion":"1.0","id":" a","source":"http://u@[::1]:80/a%20b?c#d","type":"t","subject":"\u00e9","datacontenttype":"text/plain; charset=\"utf-8\"",` +
+			`"dataschema":"urn:x:y","sampledrate":5,"ext":true,"expirytime":"2030-01-01T00:00:00Z","data":"x"}]`,
 		`[]`, `{}`, `[1]`, ``,
 	} {
 		for s := range fuzzSchemas {
@@ -60,6 +64,7 @@ func FuzzDecodeBinary(f *testing.F) {
 	f.Add(minimal+"Content-Type: application/octet-stream", []byte{0, 1, 0xff}, "")
 	f.Add(minimal+"ce-subject: Euro%20%E2%82%AC\nCE-Ext: \"a \\\"b\\\"\"\nce-time: 2020-01-01T00:00:00Z", []byte(nil), "")
 	f.Add("ce-specversion: 1.0\nce-source: s\nce-type: t", []byte("x"), "d1")
+	f.Add(minimal+"Content-Type: text/plain; a=\"b\"\nce-dataschema: https://h:1/%C3%A9#x\nce-sampledrate: -5\nce-dataref: //h/x", []byte("y"), "")
 	f.Fuzz(func(t *testing.T, headers string, body []byte, defaultID string) {
 		h := http.Header{}
 		for _, line := range strings.Split(headers, "\n") {
@@ -92,8 +97,23 @@ func checkFuzzedEvent(t *testing.T, s eventgrid.InputSchema, ev *eventgrid.Event
 	if len(ev.Body) > eventgrid.MaxEventSize {
 		t.Fatalf("Body is %d bytes", len(ev.Body))
 	}
-	if s == eventgrid.CustomEventSchema {
+	switch s {
+	case eventgrid.CustomEventSchema:
 		return
+	case eventgrid.CloudEventSchemaV1_0:
+		mustReadWithSDK(t, ev.Body)
+	case eventgrid.EventGridSchema:
+		ce, err := schema.EventGridToCloudEvent(ev.Body)
+		if err != nil {
+			t.Fatalf("accepted event %q does not convert: %v", ev.Body, err)
+		}
+		// An id or eventType of white space is kept: valid, if refused at
+		// a CloudEvents topic.
+		if _, err := schema.DecodeOne(eventgrid.CloudEventSchemaV1_0, "t1", ce, "", accepted); err != nil &&
+			!strings.Contains(err.Error(), "must not be only white space") {
+			t.Fatalf("converted event %q breaks a CloudEvents rule: %v", ce, err)
+		}
+		mustReadWithSDK(t, ce)
 	}
 	again, err := schema.DecodeBatch(s, "t1", append(append([]byte("["), ev.Body...), ']'), accepted)
 	if err != nil {
@@ -124,4 +144,48 @@ func checkFuzzedEvent(t *testing.T, s eventgrid.InputSchema, ev *eventgrid.Event
 	if subject, ok := m["subject"]; ok != ev.HasSubject || (ok && subject != ev.Subject) {
 		t.Fatalf("Subject = %q, %v; Body has %v", ev.Subject, ev.HasSubject, subject)
 	}
+}
+
+// mustReadWithSDK fails t unless the CloudEvents Go SDK, as a receiver,
+// reads body and finds it valid: what the broker accepts, receivers take.
+func mustReadWithSDK(t *testing.T, body []byte) {
+	t.Helper()
+	// The SDK reads data as JSON only under application/json and
+	// text/json, not under the other JSON media types of the JSON format
+	// (§3.1.1), which the broker follows: for those, it reads the event
+	// without its data.
+	if ct, ok := rawjson.Member(body, "datacontenttype"); ok {
+		mt, _, _ := strings.Cut(strings.Trim(string(ct), `"`), ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+		if _, sub, _ := strings.Cut(mt, "/"); strings.HasSuffix(sub, "+json") || (sub == "json" && mt != "application/json" && mt != "text/json") {
+			body = without(body, "data")
+		}
+	}
+	// Nor does it read two forms of time that RFC 3339 allows (§5.6): a
+	// lower-case t or z, and the leap second 60.
+	if tm, ok := rawjson.Member(body, "time"); ok && (bytes.ContainsAny(tm, "tz") || bytes.Contains(tm, []byte(":60"))) {
+		body = without(body, "time")
+	}
+	var ev event.Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		t.Fatalf("the CloudEvents SDK cannot read %q: %v", body, err)
+	}
+	if err := ev.Validate(); err != nil {
+		t.Fatalf("the CloudEvents SDK finds %q invalid: %v", body, err)
+	}
+}
+
+// without returns the JSON object body without its member name.
+func without(body []byte, name string) []byte {
+	out := []byte{'{'}
+	rawjson.ObjectEach(body, func(k, v []byte) bool {
+		if string(k) != name {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(append(append(append(out, '"'), k...), '"', ':'), v...)
+		}
+		return true
+	})
+	return append(out, '}')
 }

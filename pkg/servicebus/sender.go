@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,8 +35,10 @@ const (
 	serviceBusAPIVersion = "2015-01"
 )
 
-// sender starts the text of this package's errors (webhook.Error).
-const sender = "servicebus"
+// senderName starts the text of a destination's errors (webhook.Error):
+// each kind names itself, "eventhub", "servicebusqueue" or
+// "servicebustopic".
+func senderName(t eventgrid.EndpointType) string { return strings.ToLower(string(t)) }
 
 // maxCachedEntities bounds the parsed connection strings kept with their
 // tokens; past it the cache starts afresh.
@@ -135,6 +138,7 @@ func (e *entity) authorization(now time.Time, lifetime time.Duration) string {
 // subscription batches, otherwise one request per event. Success is 201.
 func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	dst := &b.Subscription.Destination
+	sender := senderName(dst.EndpointType)
 	e := s.entity(dst.ConnectionString)
 	if e.err != nil {
 		return &webhook.Error{Sender: sender, Err: fmt.Errorf("connectionString %w", e.err)}
@@ -147,7 +151,7 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	auth := e.authorization(s.now(), s.lifetime)
 	attrs := dst.DeliveryAttributes
 	if dst.Batching() {
-		return s.postBatch(ctx, u, auth, b.Bodies, attrs)
+		return s.postBatch(ctx, sender, u, auth, b.Bodies, attrs)
 	}
 	for i, body := range b.Bodies {
 		var err error
@@ -155,9 +159,9 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 			// Message properties travel in the batch format, even for one
 			// message: headers would lose their names' case and their
 			// values' types.
-			err = s.postBatch(ctx, u, auth, b.Bodies[i:i+1], attrs)
+			err = s.postBatch(ctx, sender, u, auth, b.Bodies[i:i+1], attrs)
 		} else {
-			err = s.post(ctx, u, auth, ContentTypeSingle, body)
+			err = s.post(ctx, sender, u, auth, ContentTypeSingle, body)
 		}
 		if err != nil {
 			return err
@@ -166,15 +170,15 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	return nil
 }
 
-func (s *Sender) postBatch(ctx context.Context, u, auth string, events [][]byte, attrs []eventgrid.DeliveryAttribute) error {
+func (s *Sender) postBatch(ctx context.Context, sender, u, auth string, events [][]byte, attrs []eventgrid.DeliveryAttribute) error {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	*buf = appendBatch((*buf)[:0], events, attrs)
-	return s.post(ctx, u, auth, ContentTypeBatch, *buf)
+	return s.post(ctx, sender, u, auth, ContentTypeBatch, *buf)
 }
 
-// post sends one request.
-func (s *Sender) post(ctx context.Context, u, auth, contentType string, body []byte) error {
+// post sends one request; sender names the destination kind in errors.
+func (s *Sender) post(ctx context.Context, sender, u, auth, contentType string, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return &webhook.Error{Sender: sender, Err: errors.New("cannot build the request for the entity")}

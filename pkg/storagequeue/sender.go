@@ -1,8 +1,3 @@
-// Package storagequeue delivers events to Azure Storage queues (the edge
-// module's StorageQueue destination, docs/design.md#storagequeue-destination):
-// one message per event, the
-// event's JSON object base64-encoded as Azure Functions' queue triggers
-// expect, through the Azure SDK for Go's queue client.
 package storagequeue
 
 import (
@@ -17,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
+	"github.com/edgegrid/edgegrid/pkg/azconn"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
@@ -77,8 +73,8 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 		return err
 	}
 	var opts *azqueue.EnqueueMessageOptions
-	if ttl := b.Subscription.Destination.QueueMessageTTLSeconds; ttl != 0 {
-		t := int32(ttl)
+	if ttl := b.Subscription.Destination.QueueMessageTTLSeconds; ttl != nil {
+		t := int32(*ttl)
 		opts = &azqueue.EnqueueMessageOptions{TimeToLive: &t}
 	}
 	for i, body := range b.Bodies {
@@ -102,7 +98,13 @@ func (s *Sender) client(sub *eventgrid.EventSubscription) (*azqueue.QueueClient,
 	}
 	// The engine retries; the SDK's own retries would only hide failures.
 	opts := &azqueue.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}
-	q, err := azqueue.NewQueueClientFromConnectionString(d.ConnectionString, d.QueueName, opts)
+	// The SDK reads keys in their documented case only: it gets the string
+	// as the PUT read it (azconn), in the form it takes.
+	st, err := azconn.ParseStorage(d.ConnectionString)
+	if err != nil {
+		return nil, &Error{Err: errors.New("the connection string is not usable")}
+	}
+	q, err := azqueue.NewQueueClientFromConnectionString(st.ConnectionString(), d.QueueName, opts)
 	if err != nil {
 		return nil, &Error{Err: errors.New("the connection string is not usable")}
 	}

@@ -14,9 +14,15 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 )
 
+// sub returns a StorageQueue subscription; a ttl of 0 leaves the time to
+// live unset.
 func sub(connStr, queue string, ttl int) *eventgrid.EventSubscription {
-	return &eventgrid.EventSubscription{UID: 1, Topic: "t", Name: "s", EventDeliverySchema: eventgrid.EventGridSchema,
-		Destination: eventgrid.Destination{EndpointType: eventgrid.StorageQueue, ConnectionString: connStr, QueueName: queue, QueueMessageTTLSeconds: ttl}}
+	s := &eventgrid.EventSubscription{UID: 1, Topic: "t", Name: "s", EventDeliverySchema: eventgrid.EventGridSchema,
+		Destination: eventgrid.Destination{EndpointType: eventgrid.StorageQueue, ConnectionString: connStr, QueueName: queue}}
+	if ttl != 0 {
+		s.Destination.QueueMessageTTLSeconds = &ttl
+	}
+	return s
 }
 
 func TestSender(t *testing.T) {
@@ -56,6 +62,16 @@ func TestSender(t *testing.T) {
 		err := s.Send(ctx, &delivery.Batch{Subscription: sub(connStr, "nosuchqueue", 0), Bodies: bodies[:1]})
 		if r := delivery.Classify(err); r.StatusCode != 404 || !strings.Contains(err.Error(), "QueueNotFound") {
 			t.Errorf("missing queue: %v (%+v)", err, r)
+		}
+	})
+	// Keys in any case, spaces and empty segments pass at PUT; the SDK,
+	// which reads keys in their documented case only, must be given the
+	// string in that form.
+	t.Run("KeysInAnyCase", func(t *testing.T) {
+		loose := strings.NewReplacer("AccountName=", " accountname = ", "AccountKey=", "ACCOUNTKEY=", "QueueEndpoint=", ";queueendpoint=").Replace(connStr)
+		other := &eventgrid.EventSubscription{UID: 3, Name: "l", Destination: sub(loose, "events", 0).Destination}
+		if err := s.Send(ctx, &delivery.Batch{Subscription: other, Bodies: bodies[:1]}); err != nil {
+			t.Errorf("Send with %q: %v", loose, err)
 		}
 	})
 	t.Run("WrongKey", func(t *testing.T) {

@@ -102,13 +102,19 @@ func limitKey(sub *eventgrid.EventSubscription) string {
 // refusal is an *eventgrid.Error (EInvalidDestination) saying why: the
 // status, a wrong answer, a timeout or an unreachable endpoint; the text
 // never contains the URL. It is safe for concurrent use.
-func (s *Sender) Handshake(ctx context.Context, old, sub *eventgrid.EventSubscription) error {
+//
+// A CloudEvents handshake that passes returns onStored, which makes the
+// agreed rate the ceiling of the subscription it is called with: the
+// registry calls it once it has stored the subscription, so that a put
+// refused after its handshake leaves no rate behind and the live
+// subscription's rate as it was. Otherwise onStored is nil.
+func (s *Sender) Handshake(ctx context.Context, old, sub *eventgrid.EventSubscription) (onStored func(stored *eventgrid.EventSubscription), err error) {
 	dst := sub.Destination
 	if dst.EndpointType != eventgrid.WebHook {
-		return nil
+		return nil, nil
 	}
 	if old != nil && old.Destination.EndpointURL == dst.EndpointURL && old.Destination.Validation == dst.Validation {
-		return nil
+		return nil, nil
 	}
 	within := s.interop.HandshakeTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < within {
@@ -116,17 +122,20 @@ func (s *Sender) Handshake(ctx context.Context, old, sub *eventgrid.EventSubscri
 	}
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	ctx = context.WithValue(ctx, withinKey{}, within)
 	switch dst.Validation {
 	case eventgrid.ValidationEventGrid:
-		return s.eventGridHandshake(ctx, sub)
+		return nil, s.eventGridHandshake(ctx, within, sub)
 	case eventgrid.ValidationCloudEvents:
-		return s.cloudEventsHandshake(ctx, sub)
+		l, err := s.cloudEventsHandshake(ctx, within, sub)
+		if err != nil {
+			return nil, err
+		}
+		return func(stored *eventgrid.EventSubscription) { s.install(stored, l) }, nil
 	}
-	return nil
+	return nil, nil
 }
 
-func (s *Sender) eventGridHandshake(ctx context.Context, sub *eventgrid.EventSubscription) error {
+func (s *Sender) eventGridHandshake(ctx context.Context, within time.Duration, sub *eventgrid.EventSubscription) error {
 	code, err := randomHex(16)
 	if err != nil {
 		return err
@@ -160,12 +169,12 @@ func (s *Sender) eventGridHandshake(ctx context.Context, sub *eventgrid.EventSub
 	s.setUserAgent(h)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return unreachable(ctx, eventgrid.ValidationEventGrid, err)
+		return unreachable(ctx, within, eventgrid.ValidationEventGrid, err)
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxHandshakeResponse))
 	if err != nil {
-		return unreachable(ctx, eventgrid.ValidationEventGrid, err)
+		return unreachable(ctx, within, eventgrid.ValidationEventGrid, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return refused(eventgrid.ValidationEventGrid, "the endpoint answered %d %s; it must answer 200 OK with {\"validationResponse\": \"<validationCode>\"}", resp.StatusCode, http.StatusText(resp.StatusCode))
@@ -182,29 +191,30 @@ func (s *Sender) eventGridHandshake(ctx context.Context, sub *eventgrid.EventSub
 	return nil
 }
 
-func (s *Sender) cloudEventsHandshake(ctx context.Context, sub *eventgrid.EventSubscription) error {
+// cloudEventsHandshake returns the rate the endpoint allowed.
+func (s *Sender) cloudEventsHandshake(ctx context.Context, within time.Duration, sub *eventgrid.EventSubscription) (*limit, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodOptions, sub.Destination.EndpointURL, nil)
 	if err != nil {
-		return refused(eventgrid.ValidationCloudEvents, "the request could not be built for the endpoint URL")
+		return nil, refused(eventgrid.ValidationCloudEvents, "the request could not be built for the endpoint URL")
 	}
 	req.Header.Set(headerRequestOrigin, s.interop.Origin)
 	req.Header.Set(headerRequestRate, strconv.Itoa(s.interop.RequestRate))
 	s.setUserAgent(req.Header)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return unreachable(ctx, eventgrid.ValidationCloudEvents, err)
+		return nil, unreachable(ctx, within, eventgrid.ValidationCloudEvents, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxHandshakeResponse))
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return refused(eventgrid.ValidationCloudEvents, "the endpoint answered OPTIONS with %d %s; it must answer 200 OK with %s", resp.StatusCode, http.StatusText(resp.StatusCode), headerAllowedOrigin)
+		return nil, refused(eventgrid.ValidationCloudEvents, "the endpoint answered OPTIONS with %d %s; it must answer 200 OK with %s", resp.StatusCode, http.StatusText(resp.StatusCode), headerAllowedOrigin)
 	}
 	origin := strings.TrimSpace(resp.Header.Get(headerAllowedOrigin))
 	switch {
 	case origin == "":
-		return refused(eventgrid.ValidationCloudEvents, "the endpoint's answer has no %s header: it did not allow deliveries", headerAllowedOrigin)
+		return nil, refused(eventgrid.ValidationCloudEvents, "the endpoint's answer has no %s header: it did not allow deliveries", headerAllowedOrigin)
 	case origin != "*" && !strings.EqualFold(origin, s.interop.Origin):
-		return refused(eventgrid.ValidationCloudEvents, "the endpoint allows origin %q, not this broker's %q", origin, s.interop.Origin)
+		return nil, refused(eventgrid.ValidationCloudEvents, "the endpoint allows origin %q, not this broker's %q", origin, s.interop.Origin)
 	}
 	perMinute := s.interop.RequestRate
 	if r := strings.TrimSpace(resp.Header.Get(headerAllowedRate)); r == "*" {
@@ -212,7 +222,7 @@ func (s *Sender) cloudEventsHandshake(ctx context.Context, sub *eventgrid.EventS
 	} else if r != "" {
 		n, err := strconv.Atoi(r)
 		if err != nil || n <= 0 {
-			return refused(eventgrid.ValidationCloudEvents, "the endpoint's %s %q is neither * nor a positive integer", headerAllowedRate, r)
+			return nil, refused(eventgrid.ValidationCloudEvents, "the endpoint's %s %q is neither * nor a positive integer", headerAllowedRate, r)
 		}
 		perMinute = n
 	}
@@ -220,20 +230,15 @@ func (s *Sender) cloudEventsHandshake(ctx context.Context, sub *eventgrid.EventS
 	if perMinute > 0 {
 		l.interval = time.Minute / time.Duration(perMinute)
 	}
-	// The rate applies once the registry stores the subscription it was
-	// agreed for: a put refused after its handshake leaves no rate behind
-	// and the live subscription's rate as it was. Called outside a
-	// registry put, the rate applies at once.
-	install := func(stored *eventgrid.EventSubscription) {
-		s.limits.mu.Lock()
-		l.uid = stored.UID
-		s.limits.m[limitKey(stored)] = l
-		s.limits.mu.Unlock()
-	}
-	if !eventgrid.OnCommit(ctx, install) {
-		install(sub)
-	}
-	return nil
+	return l, nil
+}
+
+// install makes l, the rate a handshake agreed, the ceiling of stored.
+func (s *Sender) install(stored *eventgrid.EventSubscription, l *limit) {
+	s.limits.mu.Lock()
+	defer s.limits.mu.Unlock()
+	l.uid = stored.UID
+	s.limits.m[limitKey(stored)] = l
 }
 
 // wait returns when sub may be sent its next request under the rate its
@@ -307,17 +312,14 @@ func refused(mode eventgrid.ValidationMode, format string, args ...any) error {
 	return eventgrid.Errorf(eventgrid.EInvalidDestination, "The %s validation handshake with properties.destination.properties.endpointUrl failed: %s.", mode, fmt.Sprintf(format, args...))
 }
 
-// unreachable describes a handshake request that got no answer.
-func unreachable(ctx context.Context, mode eventgrid.ValidationMode, err error) error {
+// unreachable describes a handshake request that got no answer within
+// the handshake's time limit.
+func unreachable(ctx context.Context, within time.Duration, mode eventgrid.ValidationMode, err error) error {
 	if ctx.Err() != nil {
-		within, _ := ctx.Value(withinKey{}).(time.Duration)
 		return refused(mode, "the endpoint did not answer within %s", within)
 	}
 	return refused(mode, "the endpoint could not be reached (%v)", cause(ctx, err))
 }
-
-// withinKey carries a handshake's time limit, for its timeout message.
-type withinKey struct{}
 
 func randomHex(n int) (string, error) {
 	b := make([]byte, n)

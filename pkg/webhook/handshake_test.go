@@ -24,6 +24,16 @@ func handshakeSender(timeout time.Duration) *webhook.Sender {
 	return webhook.New(webhook.Options{Interop: webhook.InteropOptions{Origin: "broker.example", RequestRate: 120, HandshakeTimeout: timeout}})
 }
 
+// handshake runs s's handshake for sub and then, as the registry does
+// once it has stored sub, the commit step the handshake returned.
+func handshake(ctx context.Context, s *webhook.Sender, old, sub *eventgrid.EventSubscription) error {
+	onStored, err := s.Handshake(ctx, old, sub)
+	if err == nil && onStored != nil {
+		onStored(sub)
+	}
+	return err
+}
+
 func validatedSub(url string, v eventgrid.ValidationMode) *eventgrid.EventSubscription {
 	sub := webhookSub(url, eventgrid.EventGridSchema)
 	sub.Destination.Validation = v
@@ -79,21 +89,21 @@ func TestHandshake_EventGrid(t *testing.T) {
 	ctx := t.Context()
 	t.Run("Valid", func(t *testing.T) {
 		url := eventGridEndpoint(t, 200, echoCode)
-		if err := s.Handshake(ctx, nil, validatedSub(url, eventgrid.ValidationEventGrid)); err != nil {
+		if err := handshake(ctx, s, nil, validatedSub(url, eventgrid.ValidationEventGrid)); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("Accepted202IsRefused", func(t *testing.T) {
 		url := eventGridEndpoint(t, 202, echoCode)
-		mustRefuse(t, s.Handshake(ctx, nil, validatedSub(url, eventgrid.ValidationEventGrid)), "202 Accepted")
+		mustRefuse(t, handshake(ctx, s, nil, validatedSub(url, eventgrid.ValidationEventGrid)), "202 Accepted")
 	})
 	t.Run("WrongCode", func(t *testing.T) {
 		url := eventGridEndpoint(t, 200, func(string) string { return `{"validationResponse":"guess"}` })
-		mustRefuse(t, s.Handshake(ctx, nil, validatedSub(url, eventgrid.ValidationEventGrid)), "not the validationCode")
+		mustRefuse(t, handshake(ctx, s, nil, validatedSub(url, eventgrid.ValidationEventGrid)), "not the validationCode")
 	})
 	t.Run("NoAnswer", func(t *testing.T) {
 		url := eventGridEndpoint(t, 200, func(string) string { return `ok` })
-		mustRefuse(t, s.Handshake(ctx, nil, validatedSub(url, eventgrid.ValidationEventGrid)), `{"validationResponse"`)
+		mustRefuse(t, handshake(ctx, s, nil, validatedSub(url, eventgrid.ValidationEventGrid)), `{"validationResponse"`)
 	})
 	t.Run("Slow", func(t *testing.T) {
 		release := make(chan struct{})
@@ -105,12 +115,12 @@ func TestHandshake_EventGrid(t *testing.T) {
 		}))
 		defer slow.Close()
 		defer close(release)
-		mustRefuse(t, s.Handshake(ctx, nil, validatedSub(slow.URL+"/?code=topsecret", eventgrid.ValidationEventGrid)), "did not answer within 300ms")
+		mustRefuse(t, handshake(ctx, s, nil, validatedSub(slow.URL+"/?code=topsecret", eventgrid.ValidationEventGrid)), "did not answer within 300ms")
 		// The caller's deadline, when sooner, bounds it too.
 		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		mustRefuse(t, s.Handshake(short, nil, validatedSub(slow.URL, eventgrid.ValidationEventGrid)), "did not answer within")
+		mustRefuse(t, handshake(short, s, nil, validatedSub(slow.URL, eventgrid.ValidationEventGrid)), "did not answer within")
 		if time.Since(start) >= 300*time.Millisecond {
 			t.Error("the caller's deadline did not bound the handshake")
 		}
@@ -119,7 +129,7 @@ func TestHandshake_EventGrid(t *testing.T) {
 		ln, _ := net.Listen("tcp", "127.0.0.1:0")
 		addr := ln.Addr().String()
 		ln.Close()
-		mustRefuse(t, s.Handshake(ctx, nil, validatedSub("http://"+addr+"/?code=topsecret", eventgrid.ValidationEventGrid)), "could not be reached")
+		mustRefuse(t, handshake(ctx, s, nil, validatedSub("http://"+addr+"/?code=topsecret", eventgrid.ValidationEventGrid)), "could not be reached")
 	})
 }
 
@@ -154,7 +164,7 @@ func TestHandshake_CloudEvents(t *testing.T) {
 		sub := validatedSub(r.URL, eventgrid.ValidationCloudEvents)
 		sub.EventDeliverySchema = eventgrid.CloudEventSchemaV1_0
 		sub.Destination.ContentMode = eventgrid.ContentBinary
-		if err := s.Handshake(ctx, nil, sub); err != nil {
+		if err := handshake(ctx, s, nil, sub); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Send(ctx, batch(sub, 1, rawEvent(`{"specversion":"1.0","id":"1","source":"s","type":"t"}`))); err != nil {
@@ -168,7 +178,7 @@ func TestHandshake_CloudEvents(t *testing.T) {
 		reqs := make(chan http.Header, 2)
 		url := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "broker.example", "WebHook-Allowed-Rate": "*"}, reqs)
 		sub := validatedSub(url, eventgrid.ValidationCloudEvents)
-		if err := s.Handshake(ctx, nil, sub); err != nil {
+		if err := handshake(ctx, s, nil, sub); err != nil {
 			t.Fatal(err)
 		}
 		h := <-reqs
@@ -196,7 +206,7 @@ func TestHandshake_CloudEvents(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			url := optionsEndpoint(t, tt.status, tt.headers, nil)
-			mustRefuse(t, s.Handshake(ctx, nil, validatedSub(url, eventgrid.ValidationCloudEvents)), tt.want)
+			mustRefuse(t, handshake(ctx, s, nil, validatedSub(url, eventgrid.ValidationCloudEvents)), tt.want)
 		})
 	}
 }
@@ -209,7 +219,7 @@ func TestHandshake_AllowedRate(t *testing.T) {
 	url := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "600"}, nil)
 	sub := validatedSub(url, eventgrid.ValidationCloudEvents)
 	sub.UID = 5
-	if err := s.Handshake(ctx, nil, sub); err != nil {
+	if err := handshake(ctx, s, nil, sub); err != nil {
 		t.Fatal(err)
 	}
 	s.SubscriptionPut(sub)
@@ -251,6 +261,39 @@ func TestHandshake_AllowedRate(t *testing.T) {
 	})
 }
 
+// TestHandshake_CommitStep: a handshake changes nothing by itself; what a
+// CloudEvents handshake agreed takes effect when its commit step runs, and
+// an EventGrid handshake has none.
+func TestHandshake_CommitStep(t *testing.T) {
+	s := handshakeSender(time.Second)
+	ctx := t.Context()
+	// twoSends reports whether two sends in a row, within less than the
+	// agreed interval, both find a slot.
+	twoSends := func(sub *eventgrid.EventSubscription) bool {
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		return s.Send(short, batch(sub, 1, egEvent("1", "t1"))) == nil && s.Send(short, batch(sub, 1, egEvent("2", "t1"))) == nil
+	}
+	url := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "60"}, nil)
+	sub := validatedSub(url, eventgrid.ValidationCloudEvents)
+	onStored, err := s.Handshake(ctx, nil, sub)
+	if err != nil || onStored == nil {
+		t.Fatalf("Handshake = %v, %v; want a commit step", onStored != nil, err)
+	}
+	if !twoSends(sub) {
+		t.Fatal("the agreed rate applied before the commit step ran")
+	}
+	onStored(sub)
+	if twoSends(sub) {
+		t.Fatal("the agreed rate did not apply once the commit step ran")
+	}
+
+	eg := validatedSub(eventGridEndpoint(t, 200, echoCode), eventgrid.ValidationEventGrid)
+	if onStored, err := s.Handshake(ctx, nil, eg); err != nil || onStored != nil {
+		t.Errorf("EventGrid Handshake = %v, %v; want no commit step", onStored != nil, err)
+	}
+}
+
 func TestHandshake_When(t *testing.T) {
 	s := handshakeSender(time.Second)
 	ctx := t.Context()
@@ -286,7 +329,7 @@ func TestHandshake_When(t *testing.T) {
 		}(), 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := s.Handshake(ctx, tt.old, tt.new); err != nil {
+			if err := handshake(ctx, s, tt.old, tt.new); err != nil {
 				t.Fatal(err)
 			}
 			if n := count(); n != tt.want {
@@ -307,14 +350,15 @@ func TestHandshake_RateWithTheStoredSubscription(t *testing.T) {
 	opts := registry.DefaultOptions()
 	opts.WebhookHTTPSOnly = false
 	opts.MaxSubscriptionsPerTopic = 1
-	opts.Handshake = func(ctx context.Context, old, sub *eventgrid.EventSubscription) error {
-		if err := s.Handshake(ctx, old, sub); err != nil {
-			return err
+	opts.Handshake = func(ctx context.Context, old, sub *eventgrid.EventSubscription) (func(*eventgrid.EventSubscription), error) {
+		onStored, err := s.Handshake(ctx, old, sub)
+		if err != nil {
+			return nil, err
 		}
 		if refuse.Load() {
-			return eventgrid.Errorf(eventgrid.EInvalidDestination, "refused after the handshake")
+			return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "refused after the handshake")
 		}
-		return nil
+		return onStored, nil
 	}
 	reg := registry.New(opts, s)
 	if _, _, err := reg.PutTopic(ctx, eventgrid.Topic{Name: "t1"}); err != nil {

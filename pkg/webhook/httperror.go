@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -84,15 +85,21 @@ func cause(ctx context.Context, err error) error {
 	return err
 }
 
+// maxRetryAfterSeconds is the longest delay-seconds a Duration holds.
+const maxRetryAfterSeconds = math.MaxInt64 / int64(time.Second)
+
 // RetryAfter reads a Retry-After header: delay-seconds or an HTTP date,
-// as a wait from now; 0 when absent, unreadable or past.
+// as a wait from now; 0 when absent, unreadable or past. A wait too long
+// for a Duration is the longest there is, as time.Time.Sub gives one: the
+// callers cap it.
 func RetryAfter(h http.Header, now time.Time) time.Duration {
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(max(n, 0)) * time.Second
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err == nil || errors.Is(err, strconv.ErrRange) && n > 0 {
+		return time.Duration(min(max(n, 0), maxRetryAfterSeconds)) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(t.Sub(now), 0)

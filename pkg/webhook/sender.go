@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
@@ -111,9 +112,12 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 			return err
 		}
 	}
+	// Each destination kind names itself in its errors: "webhook: ..." or
+	// "eventgrid: ...".
+	name := strings.ToLower(string(dst.EndpointType))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, dst.EndpointURL, body.reader())
 	if err != nil {
-		return &Error{Err: errors.New("cannot build the request for the destination URL")}
+		return &Error{Sender: name, Err: errors.New("cannot build the request for the destination URL")}
 	}
 	// GetBody lets the transport replay the request on a fresh connection
 	// when a kept-alive one turns out to be closed before anything was sent.
@@ -148,9 +152,9 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 	s.setUserAgent(h)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return RequestError(ctx, "webhook", err)
+		return RequestError(ctx, name, err)
 	}
-	return CheckResponse("webhook", resp, func(status int) bool { return status >= 200 && status <= 204 }, time.Now())
+	return CheckResponse(name, resp, func(status int) bool { return status >= 200 && status <= 204 }, time.Now())
 }
 
 // commonDataVersion returns the dataVersion every event of a batch shares;

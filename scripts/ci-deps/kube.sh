@@ -11,7 +11,8 @@
 # where <stamp> is a digest of the wrapper modules' go.mod and go.sum, and a
 # `current` symlink points at the newest build. Idempotent: does nothing when
 # the binaries for the same pinned versions are already there. The first build
-# takes about 12 minutes on 2 cores; later ones come from the Go build cache.
+# takes minutes (docs/kubernetes.md, "First builds", gives the measured time);
+# later ones come from the Go build cache.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="${EDGEGRID_KUBE_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/edgegrid/kube}"

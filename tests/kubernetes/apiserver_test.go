@@ -48,7 +48,7 @@ func requireKubeBinaries(tb testing.TB) (etcd, apiserver string) {
 	etcd, apiserver = filepath.Join(dir, "etcd"), filepath.Join(dir, "kube-apiserver")
 	for _, p := range []string{etcd, apiserver} {
 		if _, err := os.Stat(p); err != nil {
-			msg := fmt.Sprintf("%s is missing; this test runs against a real kube-apiserver and etcd. Build them with: bash scripts/ci-deps/kube.sh (about 12 minutes the first time)", p)
+			msg := fmt.Sprintf("%s is missing; this test runs against a real kube-apiserver and etcd. Build them with: bash scripts/ci-deps/kube.sh (its first build takes minutes: see docs/kubernetes.md#first-builds)", p)
 			if os.Getenv("CI") != "" {
 				tb.Fatal(msg)
 			}

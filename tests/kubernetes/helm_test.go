@@ -60,7 +60,14 @@ type renderOpts struct {
 	values      string            // YAML written to a file and given last
 	setFiles    map[string]string // --set-file key=path
 	apiVersions []string          // --api-versions
+	// noKey leaves out testKey: helm template has no cluster to keep a
+	// generated SAS key in, so without a key the chart refuses.
+	noKey bool
 }
+
+// testKey is the SAS key every render is given first (unless noKey), as a
+// render without a cluster must be.
+const testKey = "render-test-key"
 
 // rendered is the output of helm template: every object, parsed.
 type rendered struct {
@@ -82,6 +89,13 @@ func render(tb testing.TB, o renderOpts) rendered {
 func renderErr(tb testing.TB, o renderOpts) (rendered, error) {
 	tb.Helper()
 	args := []string{"template", releaseName, chartDir, "--namespace", namespace}
+	if !o.noKey {
+		f := filepath.Join(tb.TempDir(), "key-values.yaml")
+		if err := os.WriteFile(f, []byte("auth: {sasKeys: {key1: "+testKey+"}}\n"), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		args = append(args, "-f", f)
+	}
 	for _, f := range o.valuesFiles {
 		args = append(args, "-f", f)
 	}

@@ -67,9 +67,8 @@ func TestDefaults(t *testing.T) {
 	if pod := d.Spec.Template.Spec; pod.ServiceAccountName != sa.Name || pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
 		t.Errorf("pod serviceAccountName %q (want %q), automountServiceAccountToken %v (want false)", pod.ServiceAccountName, sa.Name, pod.AutomountServiceAccountToken)
 	}
-	// The generated SAS key is there and long enough to be a real secret.
-	if k := secret(t, r).Data["sas-key1"]; len(k) < 32 {
-		t.Errorf("generated sas-key1 is %d bytes, want at least 32", len(k))
+	if k := secret(t, r).Data["sas-key1"]; string(k) != testKey {
+		t.Errorf("sas-key1 = %q, want the key given", k)
 	}
 	// The ConfigMap holds valid JSON of the declared-config shape, mounted
 	// where desired_config_file points.
@@ -149,20 +148,104 @@ func TestPodHardening(t *testing.T) {
 	}
 }
 
-// TestMemoryLimitAtOrBelowQueueRefused checks that the chart refuses a
-// memory limit the queued events alone could fill.
-func TestMemoryLimitAtOrBelowQueueRefused(t *testing.T) {
-	_, err := renderErr(t, renderOpts{values: "resources:\n  limits:\n    memory: 256Mi\n"})
-	if err == nil || !strings.Contains(err.Error(), "broker__maxQueuedBytes") {
-		t.Fatalf("256Mi limit with the default 256 MiB queue: err = %v, want a refusal naming broker__maxQueuedBytes", err)
+// TestMemoryGuard checks that the chart refuses a memory limit whose
+// GOMEMLIMIT (90 % of it) cannot hold everything the broker may hold at
+// once: the queue budget, the request bodies being read and the receive
+// answers being written (each a quarter of the queue budget by default)
+// and the runtime's 32 MiB.
+func TestMemoryGuard(t *testing.T) {
+	for _, tc := range []struct {
+		name, values string
+		refused      bool
+	}{
+		{"at the queue budget", "resources: {limits: {memory: 256Mi}}", true},
+		{"just above it so no room for bodies", "resources: {limits: {memory: 257Mi}}", true},
+		{"one MiB short", "resources: {limits: {memory: 462Mi}}", true},
+		{"just enough", "resources: {limits: {memory: 463Mi}}", false},
+		{"the default", "", false},
+		{"a smaller queue", "resources: {limits: {memory: 256Mi}}\nconfig: {broker__maxQueuedBytes: 104857600}", false},
+		{"a larger body budget", "config: {api__maxBodyBytesInFlight: 134217728}", true},
+		{"a larger body budget and limit", "resources: {limits: {memory: 640Mi}}\nconfig: {api__maxBodyBytesInFlight: 134217728}", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderErr(t, renderOpts{values: tc.values})
+			switch {
+			case !tc.refused && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.refused && err == nil:
+				t.Fatal("rendered, want a refusal")
+			case tc.refused:
+				for _, want := range []string{"resources.limits.memory", "GOMEMLIMIT", "broker__maxQueuedBytes", "api__maxBodyBytesInFlight", "receive answers", "Give at least"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("the refusal does not name %q: %v", want, err)
+					}
+				}
+			}
+		})
 	}
-	_, err = renderErr(t, renderOpts{values: "resources:\n  limits:\n    memory: 200Mi\nconfig:\n  broker__maxQueuedBytes: 104857600\n"})
-	if err != nil {
-		t.Fatalf("200Mi limit with a 100 MiB queue: %v", err)
-	}
-	_, err = renderErr(t, renderOpts{values: "resources:\n  limits:\n    memory: 1.5Gi\n"})
+	t.Run("the figures of 257Mi", func(t *testing.T) {
+		_, err := renderErr(t, renderOpts{values: "resources: {limits: {memory: 257Mi}}"})
+		if err == nil || !strings.Contains(err.Error(), "GOMEMLIMIT, 90 % of it, is 242535628 bytes") || !strings.Contains(err.Error(), "need 436207616. Give at least 463Mi") {
+			t.Errorf("refusal %v", err)
+		}
+	})
+	_, err := renderErr(t, renderOpts{values: "resources:\n  limits:\n    memory: 1.5Gi\n"})
 	if err == nil || !strings.Contains(err.Error(), "resources.limits.memory") {
 		t.Fatalf("1.5Gi: err = %v, want a clear refusal naming resources.limits.memory", err)
+	}
+}
+
+// TestSASKeyWithoutCluster: helm template (or Argo CD) has no cluster to
+// keep a generated key in, so an empty key1 is refused with a message that
+// says what to give instead; an explicit key, an existingSecret or SAS keys
+// turned off render.
+func TestSASKeyWithoutCluster(t *testing.T) {
+	_, err := renderErr(t, renderOpts{noKey: true})
+	for _, want := range []string{"auth.sasKeys.key1 is empty", "no cluster", "helm template", "Argo CD", "existingSecret.name", "docs/kubernetes.md"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("render without a key: %v, want a refusal saying %q", err, want)
+		}
+	}
+	if s := secret(t, render(t, renderOpts{noKey: true, values: "auth: {sasKeys: {key1: mine}}"})); string(s.Data["sas-key1"]) != "mine" {
+		t.Errorf("sas-key1 = %q, want the key given", s.Data["sas-key1"])
+	}
+	if r := render(t, renderOpts{noKey: true, valuesFiles: []string{filepath.Join(chartDir, "ci", "existingsecret-values.yaml")}}); len(r.find("Secret")) != 0 {
+		t.Error("a Secret rendered with existingSecret")
+	}
+	if s := secret(t, render(t, renderOpts{noKey: true, values: "auth: {sasKeys: {enabled: false}}"})); len(s.Data["sas-key1"]) != 0 {
+		t.Errorf("sas-key1 rendered with SAS keys off")
+	}
+}
+
+// TestReplicasWithQueueSubscriptions: more than one replica with a declared
+// queue subscription is refused, naming both and why (each replica would
+// keep its own queue); one replica with queues, and several without, render
+// as before, each pod told how many replicas run.
+func TestReplicasWithQueueSubscriptions(t *testing.T) {
+	const queues = `desiredConfig:
+  topics: {orders: {}}
+  eventSubscriptions:
+    app1: {topic: orders, deliveryConfiguration: {deliveryMode: Queue, queue: {}}}
+    twin-style: {topic: orders, DeliveryConfiguration: '{"DeliveryMode": "queue"}'}
+    hook: {topic: orders, destination: {endpointType: WebHook, properties: {endpointUrl: "https://app.example/hook"}}}
+`
+	_, err := renderErr(t, renderOpts{values: "replicaCount: 2\n" + queues})
+	for _, want := range []string{"replicaCount is 2", "queue subscription(s) orders/app1, orders/twin-style:", "its own queue", "can be received only from that pod", "Set replicaCount to 1"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("2 replicas with queues: %v, want a refusal saying %q", err, want)
+		}
+	}
+	for _, tc := range []struct {
+		values, replicas string
+	}{
+		{"replicaCount: 1\n" + queues, "1"},
+		{"replicaCount: 3\n" + strings.ReplaceAll(strings.ReplaceAll(queues, "deliveryMode: Queue", "deliveryMode: Push"), "queue", "push"), "3"},
+		{"replicaCount: 0\n", "1"},
+	} {
+		r := render(t, renderOpts{values: tc.values})
+		if got := envOf(container(t, deployment(t, r)))["broker__replicas"].Value; got != tc.replicas {
+			t.Errorf("%q: broker__replicas = %q, want %s", tc.values, got, tc.replicas)
+		}
 	}
 }
 
@@ -456,6 +539,8 @@ func TestNotes(t *testing.T) {
 		`-H "aeg-sas-key: $KEY"`,
 		"curl -X POST",
 		"get secret eg-edgegrid",
+		"checked by the broker when it applies it, not by helm",
+		"kubectl get --raw '/api/v1/namespaces/edgegrid/services/http:eg-edgegrid:http/proxy/readyz'",
 	} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("NOTES lack %q:\n%s", want, notes)

@@ -108,3 +108,103 @@ text.
 {{- int64 (get .Values.config "broker__maxQueuedBytes") }}
 {{- else }}268435456{{ end }}
 {{- end }}
+
+{{/*
+edgegrid.bodyBytes is the memory request bodies being read may hold
+together: api__maxBodyBytesInFlight, or the broker's default, a quarter of
+broker__maxQueuedBytes and never less than api__maxContentLengthInBytes.
+*/}}
+{{- define "edgegrid.bodyBytes" -}}
+{{- $set := int64 (dig "api__maxBodyBytesInFlight" 0 .Values.config) }}
+{{- if gt $set 0 }}{{ $set }}
+{{- else }}
+{{- $queued := int64 (include "edgegrid.maxQueuedBytes" .) }}
+{{- max (div $queued 4) (int64 (dig "api__maxContentLengthInBytes" 1058576 .Values.config)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+edgegrid.receiveAnswerBytes is the memory the answers of :receive calls
+being written may hold together. The broker bounds it to about the
+request-body budget (docs/pull-delivery.md), so the guard counts as much;
+should the bound get a setting of its own, read it here.
+*/}}
+{{- define "edgegrid.receiveAnswerBytes" -}}
+{{- include "edgegrid.bodyBytes" . }}
+{{- end }}
+
+{{/* edgegrid.runtimeBytes is the broker's own memory besides what it holds: it idles near 20 MB. */}}
+{{- define "edgegrid.runtimeBytes" -}}33554432{{- end }}
+
+{{/*
+edgegrid.checkMemory refuses a memory limit whose GOMEMLIMIT (90 % of it)
+leaves no room for all the broker may hold at once: the queued events, the
+request bodies being read, the receive answers being written, and the
+runtime itself.
+*/}}
+{{- define "edgegrid.checkMemory" -}}
+{{- $limit := include "edgegrid.bytes" (dig "limits" "memory" "" .Values.resources) }}
+{{- if $limit }}
+{{- $queued := int64 (include "edgegrid.maxQueuedBytes" .) }}
+{{- $bodies := int64 (include "edgegrid.bodyBytes" .) }}
+{{- $answers := int64 (include "edgegrid.receiveAnswerBytes" .) }}
+{{- $runtime := int64 (include "edgegrid.runtimeBytes" .) }}
+{{- $need := add $queued $bodies $answers $runtime }}
+{{- $gomem := div (mul (int64 $limit) 9) 10 }}
+{{- if lt $gomem $need }}
+{{- $minMi := div (add (div (mul $need 10) 9) 1048575) 1048576 }}
+{{- fail (printf "resources.limits.memory (%s bytes) is too small for what the broker may hold at once: GOMEMLIMIT, 90 %% of it, is %d bytes, but the queued events (broker__maxQueuedBytes: %d) + the request bodies being read (api__maxBodyBytesInFlight, by default a quarter of the queue budget: %d) + the receive answers being written (as much as the bodies: %d) + the runtime (%d) need %d. Give at least %dMi, or lower config.broker__maxQueuedBytes." $limit $gomem $queued $bodies $answers $runtime $need $minMi) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+edgegrid.queueSubscriptions lists "topic/name" of each queue subscription
+desiredConfig declares, comma-separated. As the broker reads them, an entry
+or its deliveryConfiguration may be a JSON string (a module twin's
+spelling) and member names match ignoring case.
+*/}}
+{{- define "edgegrid.queueSubscriptions" -}}
+{{- $out := list }}
+{{- range $name, $e := (.Values.desiredConfig.eventSubscriptions | default dict) }}
+{{- if kindIs "string" $e }}{{ $e = fromJson $e }}{{ end }}
+{{- if kindIs "map" $e }}
+{{- $dc := dict }}
+{{- $topic := "" }}
+{{- range $k, $v := $e }}
+{{- if eq (lower $k) "deliveryconfiguration" }}{{ $dc = $v }}{{ end }}
+{{- if eq (lower $k) "topic" }}{{ $topic = toString $v }}{{ end }}
+{{- end }}
+{{- if kindIs "string" $dc }}{{ $dc = fromJson $dc }}{{ end }}
+{{- if kindIs "map" $dc }}
+{{- range $k, $v := $dc }}
+{{- if and (eq (lower $k) "deliverymode") (eq (lower (toString $v)) "queue") }}
+{{- $out = append $out (printf "%s/%s" $topic $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- join ", " $out }}
+{{- end }}
+
+{{/*
+edgegrid.checkReplicas refuses more than one replica with declared queue
+subscriptions: each replica is an independent broker with its own queues.
+*/}}
+{{- define "edgegrid.checkReplicas" -}}
+{{- $queues := include "edgegrid.queueSubscriptions" . }}
+{{- if and (gt (int .Values.replicaCount) 1) $queues }}
+{{- fail (printf "replicaCount is %d, but desiredConfig declares the queue subscription(s) %s: each replica is an independent broker with its own queue, so an event published through the Service to one pod can be received only from that pod, and a lock taken on one pod is unknown to the others. Set replicaCount to 1, or install one release per queue consumer group (docs/kubernetes.md)." (int .Values.replicaCount) $queues) }}
+{{- end }}
+{{- end }}
+
+{{/*
+edgegrid.clusterAnswers is "true" when the render talks to a cluster: a
+list answers there (empty or not), while a render without one (helm
+template, --dry-run=client, GitOps renderers such as Argo CD) gets nothing
+from lookup.
+*/}}
+{{- define "edgegrid.clusterAnswers" -}}
+{{- if hasKey (lookup "v1" "ConfigMap" .Release.Namespace "" | default dict) "items" }}true{{ end }}
+{{- end }}

@@ -1,9 +1,3 @@
-// Package servicebustest stands in for an Event Hubs or Service Bus
-// namespace in tests. No emulator of either service runs here, so Namespace
-// implements their REST send APIs as documented: it checks the SAS token
-// (signature, expiry, audience, key name), the api-version, the content
-// types and the batch format, and keeps every message it accepts with its
-// properties.
 package servicebustest
 
 import (
@@ -61,9 +55,12 @@ type Namespace struct {
 	// names it.
 	Host string
 
+	release chan struct{} // closed when the test ends
+
 	mu       sync.Mutex
 	entities map[string]*entityState // by lower-cased name
 	fail     []failure
+	hung     bool
 	refused  []string
 	requests int
 }
@@ -85,9 +82,10 @@ type failure struct {
 // issued by ca. It stops when the test ends.
 func New(tb testing.TB, ca *testpki.CA) *Namespace {
 	tb.Helper()
-	n := &Namespace{entities: make(map[string]*entityState)}
+	n := &Namespace{entities: make(map[string]*entityState), release: make(chan struct{})}
 	cert := ca.Issue(tb, "127.0.0.1", []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(time.Hour))
 	n.Host = testpki.ServeTLS(tb, &tls.Config{Certificates: []tls.Certificate{cert}}, n)
+	tb.Cleanup(func() { close(n.release) })
 	return n
 }
 
@@ -127,6 +125,15 @@ func (n *Namespace) Fail(status int, retryAfter string) {
 	n.fail = append(n.fail, failure{status, retryAfter})
 }
 
+// Hang makes every request the namespace would accept from now on wait,
+// unanswered, until its client leaves or the test ends, as a namespace
+// that stopped answering.
+func (n *Namespace) Hang() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.hung = true
+}
+
 // Refused returns why each refused request was refused, in order.
 func (n *Namespace) Refused() []string {
 	n.mu.Lock()
@@ -147,6 +154,16 @@ func (n *Namespace) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n.requests++
 	n.mu.Unlock()
 	status, msgs, reason := n.check(r)
+	n.mu.Lock()
+	hung := n.hung
+	n.mu.Unlock()
+	if status == http.StatusCreated && hung {
+		select {
+		case <-r.Context().Done():
+		case <-n.release:
+		}
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if status == http.StatusCreated && len(n.fail) > 0 {

@@ -151,24 +151,10 @@ func (s *WorkloadServer) Calls(endpoint string) int {
 	return s.calls[endpoint]
 }
 
-// ServeHTTP implements the three workload endpoints.
+// ServeHTTP implements the workload endpoints.
 func (s *WorkloadServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs, ok := pathSegments(r.URL)
+	endpoint, module, genid, ok := route(r.URL)
 	if !ok {
-		writeMessage(w, http.StatusNotFound, "not found")
-		return
-	}
-	var endpoint, module, genid string
-	switch {
-	case len(segs) == 1 && segs[0] == "trust-bundle":
-		endpoint = EndpointTrustBundle
-	case len(segs) == 4 && segs[0] == "modules" && segs[2] == "certificate" && segs[3] == "identity":
-		endpoint, module = EndpointIdentity, segs[1]
-	case len(segs) == 6 && segs[0] == "modules" && segs[2] == "genid" && segs[4] == "certificate" && segs[5] == "server":
-		endpoint, module, genid = EndpointServer, segs[1], segs[3]
-	case len(segs) == 5 && segs[0] == "modules" && segs[2] == "genid" && segs[4] == "sign":
-		endpoint, module, genid = EndpointSign, segs[1], segs[3]
-	default:
 		writeMessage(w, http.StatusNotFound, "not found")
 		return
 	}
@@ -177,25 +163,11 @@ func (s *WorkloadServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fail, failing := s.failures[endpoint]
 	s.mu.Unlock()
 
-	if msg, ok := checkAPIVersion(r.URL.Query()); !ok {
-		writeMessage(w, http.StatusBadRequest, msg)
-		return
-	}
-	wantMethod := http.MethodPost
-	if endpoint == EndpointTrustBundle {
-		wantMethod = http.MethodGet
-	}
-	if r.Method != wantMethod {
-		w.Header().Set("Allow", wantMethod)
-		writeMessage(w, http.StatusMethodNotAllowed, "method not allowed")
-		return
-	}
-	if endpoint != EndpointTrustBundle && module != WorkloadModuleID {
-		writeMessage(w, http.StatusNotFound, fmt.Sprintf("module not found: %s", module))
-		return
-	}
-	if (endpoint == EndpointServer || endpoint == EndpointSign) && genid != WorkloadGenerationID {
-		writeMessage(w, http.StatusNotFound, fmt.Sprintf("module %s has no generation %s", module, genid))
+	if status, msg := refusal(r, endpoint, module, genid); status != 0 {
+		if status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", method(endpoint))
+		}
+		writeMessage(w, status, msg)
 		return
 	}
 	if failing {
@@ -215,6 +187,52 @@ func (s *WorkloadServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case EndpointSign:
 		s.sign(w, r)
 	}
+}
+
+// route names the endpoint u is for, and the module and generation id its
+// path holds; ok is false for no endpoint.
+func route(u *url.URL) (endpoint, module, genid string, ok bool) {
+	segs, ok := pathSegments(u)
+	if !ok {
+		return "", "", "", false
+	}
+	switch {
+	case len(segs) == 1 && segs[0] == "trust-bundle":
+		return EndpointTrustBundle, "", "", true
+	case len(segs) == 4 && segs[0] == "modules" && segs[2] == "certificate" && segs[3] == "identity":
+		return EndpointIdentity, segs[1], "", true
+	case len(segs) == 6 && segs[0] == "modules" && segs[2] == "genid" && segs[4] == "certificate" && segs[5] == "server":
+		return EndpointServer, segs[1], segs[3], true
+	case len(segs) == 5 && segs[0] == "modules" && segs[2] == "genid" && segs[4] == "sign":
+		return EndpointSign, segs[1], segs[3], true
+	}
+	return "", "", "", false
+}
+
+// method is the HTTP method of endpoint.
+func method(endpoint string) string {
+	if endpoint == EndpointTrustBundle {
+		return http.MethodGet
+	}
+	return http.MethodPost
+}
+
+// refusal returns the status and message a request for endpoint is refused
+// with, as the security daemon refuses it: a wrong api-version, method,
+// module or generation; status 0 when it is not refused.
+func refusal(r *http.Request, endpoint, module, genid string) (status int, msg string) {
+	if msg, ok := checkAPIVersion(r.URL.Query()); !ok {
+		return http.StatusBadRequest, msg
+	}
+	switch {
+	case r.Method != method(endpoint):
+		return http.StatusMethodNotAllowed, "method not allowed"
+	case endpoint != EndpointTrustBundle && module != WorkloadModuleID:
+		return http.StatusNotFound, fmt.Sprintf("module not found: %s", module)
+	case (endpoint == EndpointServer || endpoint == EndpointSign) && genid != WorkloadGenerationID:
+		return http.StatusNotFound, fmt.Sprintf("module %s has no generation %s", module, genid)
+	}
+	return 0, ""
 }
 
 func (s *WorkloadServer) identity(w http.ResponseWriter, r *http.Request) {

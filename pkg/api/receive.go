@@ -1,0 +1,160 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
+)
+
+// DefaultReceiveGrace is how long answers of :receive being written get to
+// finish once the broker stops.
+const DefaultReceiveGrace = 5 * time.Second
+
+func (s *Server) receive(c echo.Context) error {
+	maxEvents, err := intQuery(c, "maxEvents", 1, 1, 100)
+	if err != nil {
+		return err
+	}
+	waitSeconds, err := intQuery(c, "maxWaitTime", 60, 10, 120)
+	if err != nil {
+		return err
+	}
+	sub, err := s.queueSubscription(c)
+	if err != nil {
+		return err
+	}
+	wait := time.Duration(waitSeconds) * time.Second
+	// A long poll outlasts the server's request timeout: this request gets
+	// the wait on top of it.
+	rc := http.NewResponseController(c.Response())
+	deadline := time.Now().Add(wait + s.opts.RequestTimeout)
+	_ = rc.SetReadDeadline(deadline)
+	_ = rc.SetWriteDeadline(deadline)
+	got, err := s.waitingReceive(c.Request().Context(), sub, maxEvents, wait)
+	if err != nil {
+		if eventgrid.ErrorCode(err) == eventgrid.EUnavailable {
+			return s.queueFull(err) // too many receives wait: Retry-After
+		}
+		return err
+	}
+	if len(got) == 0 {
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, []byte(`{"value":[]}`))
+	}
+	// The answer must be read before the locks expire: a client that reads
+	// slower is cut off, and its events come back when their locks expire.
+	_ = rc.SetWriteDeadline(got[0].LockedUntil)
+	done := s.answers.add(rc)
+	defer done()
+	if err := writeReceived(c.Response(), got); err != nil {
+		s.log.Info().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("events", len(got)).Str("error", err.Error()).
+			Msg("a receive answer was cut off before the client read it; its events are received again when their locks expire")
+	}
+	return nil
+}
+
+// waitingReceive is the queue's receive, which ends with no events, and no
+// error, once the server closes.
+func (s *Server) waitingReceive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]pull.Received, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.closing, cancel)
+	defer stop()
+	got, err := s.opts.Queues.Receive(ctx, sub, max, wait)
+	if err != nil && s.closing.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil, nil // the broker stops: an empty answer
+	}
+	return got, err
+}
+
+// writeReceived writes the answer of a receive, streaming each event's body
+// from the queue, which shares it with every receive of the event: an
+// answer takes no memory of its own beyond its envelopes and the
+// connection's buffers, however large its events, and the bodies stay
+// counted in the queue budget while they are locked.
+func writeReceived(w *echo.Response, got []pull.Received) error {
+	const opening, closing = `{"value":[`, `]}`
+	heads := make([]byte, 0, len(got)*96)
+	ends := make([]int, len(got))
+	size := len(opening) + len(closing)
+	for i, r := range got {
+		if i > 0 {
+			heads = append(heads, ',')
+		}
+		heads = append(heads, `{"brokerProperties":{"lockToken":`...)
+		heads = rawjson.AppendString(heads, r.LockToken)
+		heads = append(heads, `,"deliveryCount":`...)
+		heads = strconv.AppendInt(heads, int64(r.DeliveryCount), 10)
+		heads = append(heads, `},"event":`...)
+		ends[i] = len(heads)
+		size += len(r.Body) + 1
+	}
+	size += len(heads)
+	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	w.Header().Set(echo.HeaderContentLength, strconv.Itoa(size))
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write([]byte(opening)); err != nil {
+		return err
+	}
+	start := 0
+	for i, r := range got {
+		if _, err := w.Write(heads[start:ends[i]]); err != nil {
+			return err
+		}
+		if _, err := w.Write(r.Body); err != nil {
+			return err
+		}
+		if _, err := w.Write([]byte{'}'}); err != nil {
+			return err
+		}
+		start = ends[i]
+	}
+	_, err := w.Write([]byte(closing))
+	return err
+}
+
+// answerSet is the receive answers being written, so that a stopping
+// broker can cut the ones its clients read too slowly.
+type answerSet struct {
+	mu      sync.Mutex
+	writing map[*http.ResponseController]struct{}
+	cut     bool
+}
+
+// add notes an answer being written through rc until the returned function
+// is called. An answer that starts after cutAll is cut at once.
+func (a *answerSet) add(rc *http.ResponseController) (done func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cut {
+		_ = rc.SetWriteDeadline(time.Now())
+	}
+	if a.writing == nil {
+		a.writing = map[*http.ResponseController]struct{}{}
+	}
+	a.writing[rc] = struct{}{}
+	return func() {
+		a.mu.Lock()
+		delete(a.writing, rc)
+		a.mu.Unlock()
+	}
+}
+
+// cutAll ends every answer being written, and every one that starts later:
+// their writes fail at once and their connections close.
+func (a *answerSet) cutAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.cut = true
+	for rc := range a.writing {
+		_ = rc.SetWriteDeadline(time.Now())
+	}
+}

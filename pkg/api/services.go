@@ -1,0 +1,57 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/resource"
+)
+
+// Resources are the topics and event subscriptions the management routes
+// manage: the registry.
+type Resources interface {
+	eventgrid.TopicService
+	eventgrid.SubscriptionService
+}
+
+// Publisher takes the events of publish requests: the registry's router,
+// in front of the broker's dispatcher.
+type Publisher interface {
+	// Topic returns the topic name publishes to and whether it has
+	// subscriptions (a topic without any queues nothing, so it is never
+	// refused for a full broker), or ETopicNotFound.
+	Topic(name string) (topic eventgrid.Topic, subscribed bool, err error)
+	// Publish queues events for the subscriptions of topic they match, all
+	// or nothing: it returns EQueueFull when the broker cannot hold them
+	// now (after holding them for room a little, until ctx is done) and
+	// EPayloadTooLarge when it never could. It returns how many
+	// events matched no subscription. It may keep the events' bodies, but
+	// not the Event structs nor the slice.
+	Publish(ctx context.Context, topic eventgrid.Topic, events []*eventgrid.Event) (unmatched int, err error)
+}
+
+// Admitter tells, before a publish body is read, whether a request of
+// about bytes bytes could be held (the dispatcher, over the broker's
+// budget). While the broker is full it may hold the request for room, as
+// Publish may (docs/delivery.md#bounded-queues), until ctx is done.
+type Admitter interface {
+	Admit(ctx context.Context, bytes int64) bool
+}
+
+// Status reports a subscription's deliveryStatus (the dispatcher), nil
+// when there is none to report.
+type Status interface {
+	DeliveryStatus(sub *eventgrid.EventSubscription) *resource.DeliveryStatus
+}
+
+// Queues serves the receive and the settlements of queue subscriptions
+// (the queue store); see docs/pull-delivery.md.
+type Queues interface {
+	Receive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]pull.Received, error)
+	Acknowledge(sub *eventgrid.EventSubscription, tokens []string) (pull.Result, error)
+	Release(sub *eventgrid.EventSubscription, tokens []string, delay time.Duration) (pull.Result, error)
+	Reject(sub *eventgrid.EventSubscription, tokens []string) (pull.Result, error)
+	RenewLocks(sub *eventgrid.EventSubscription, tokens []string) (pull.Result, error)
+}

@@ -1,0 +1,127 @@
+// Turning the API's values into what the page shows.
+
+const nf = new Intl.NumberFormat('en');
+
+// num formats a count; "—" when the broker does not report it.
+export function num(n) {
+  return typeof n === 'number' && isFinite(n) ? nf.format(n) : '—';
+}
+
+// rate formats events per second.
+export function rate(n) {
+  if (typeof n !== 'number' || !isFinite(n)) return '—';
+  if (n === 0) return '0';
+  if (n < 0.1) return '<0.1';
+  return n < 10 ? n.toFixed(1) : nf.format(Math.round(n));
+}
+
+export function ms(n) {
+  if (typeof n !== 'number' || !isFinite(n)) return '—';
+  return n < 10 ? n.toFixed(1) + ' ms' : nf.format(Math.round(n)) + ' ms';
+}
+
+// ago says how long before now a time was, in words: "12 s ago".
+export function ago(iso, now = Date.now()) {
+  if (!iso) return '—';
+  const t = Date.parse(iso);
+  if (isNaN(t)) return String(iso);
+  let d = Math.round((now - t) / 1000);
+  const future = d < 0;
+  d = Math.abs(d);
+  let text;
+  if (d < 60) text = d + ' s';
+  else if (d < 3600) text = Math.floor(d / 60) + ' min';
+  else if (d < 86400) text = Math.floor(d / 3600) + ' h';
+  else text = Math.floor(d / 86400) + ' d';
+  return future ? 'in ' + text : text + ' ago';
+}
+
+// clock shows a time of day with milliseconds, local time.
+export function clock(t) {
+  const d = t instanceof Date ? t : new Date(t);
+  if (isNaN(d)) return '—';
+  const p = (n, w = 2) => String(n).padStart(w, '0');
+  return p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds()) + '.' + p(d.getMilliseconds(), 3);
+}
+
+// when shows a time both ways: "12 s ago (10:00:02.540)".
+export function when(iso) {
+  if (!iso) return '—';
+  return ago(iso) + ' (' + clock(iso) + ')';
+}
+
+// destination describes where a subscription delivers, without any
+// secret: the kind and the host, never a URL's path or query (which may
+// hold a key, as Azure Functions' ?code= does).
+export function destination(sub) {
+  const p = sub?.properties || {};
+  if (p.deliveryConfiguration) return {kind: 'Queue', where: 'pulled by receivers'};
+  const d = p.destination || {};
+  const dp = d.properties || {};
+  const kind = d.endpointType || 'unknown';
+  let where = '';
+  if (dp.endpointUrl) {
+    try {
+      where = new URL(dp.endpointUrl).host;
+    } catch {
+      where = '(invalid URL)';
+    }
+  } else if (dp.outputName) where = 'output ' + dp.outputName;
+  else if (dp.queueName) where = 'queue ' + dp.queueName;
+  else if (dp.topicName) where = 'topic ' + dp.topicName;
+  return {kind, where};
+}
+
+export const isQueue = (sub) => Boolean(sub?.properties?.deliveryConfiguration);
+
+// state returns the subscription's state: the broker's when it reports
+// one, else one read from the counts it has always reported.
+export function state(sub) {
+  const ds = sub?.properties?.deliveryStatus;
+  if (!ds) return 'Unknown';
+  if (ds.state) return ds.state;
+  if (isQueue(sub)) {
+    if (ds.delayed > 0) return 'Retrying';
+    return ds.available > 0 || ds.locked > 0 ? 'Delivering' : 'Idle';
+  }
+  if (ds.probationUntil) return 'OnProbation';
+  if (ds.inBackoff > 0) return ds.lastError ? 'Failing' : 'Retrying';
+  return ds.ready > 0 || ds.inFlight > 0 ? 'Delivering' : 'Idle';
+}
+
+// severity orders states, the most urgent first.
+export const severity = {Failing: 0, OnProbation: 1, Retrying: 2, Delivering: 3, Idle: 4, Unknown: 5};
+
+export const stateLabel = {OnProbation: 'On probation'};
+
+// queued is how many events a subscription holds.
+export function queued(sub) {
+  const ds = sub?.properties?.deliveryStatus;
+  if (!ds) return undefined;
+  if (isQueue(sub)) return (ds.available || 0) + (ds.locked || 0) + (ds.delayed || 0);
+  return (ds.ready || 0) + (ds.inBackoff || 0) + (ds.inFlight || 0);
+}
+
+// givenUp is how many events the broker gave up on, when it says.
+export function givenUp(ds) {
+  if (!ds || (ds.deadLettered === undefined && ds.dropped === undefined)) return undefined;
+  return (ds.deadLettered || 0) + (ds.dropped || 0);
+}
+
+// Rates remembers each subscription's delivered total between two polls,
+// to show delivered events per second.
+export class Rates {
+  constructor() {
+    this.prev = new Map();
+  }
+
+  // rate returns the events per second since the previous call for key,
+  // undefined on the first call or when the total is not reported.
+  rate(key, total, now = Date.now()) {
+    if (typeof total !== 'number') return undefined;
+    const p = this.prev.get(key);
+    this.prev.set(key, {total, now});
+    if (!p || now <= p.now || total < p.total) return p ? 0 : undefined;
+    return (total - p.total) / ((now - p.now) / 1000);
+  }
+}

@@ -1,0 +1,92 @@
+// The topic view: its settings and figures, the live tail, Send test event,
+// its subscriptions and its history.
+
+import {h, fill, panel, notice} from './dom.js';
+import * as api from './api.js';
+import * as f from './format.js';
+import {bars, fromAPI} from './chart.js';
+import {Tail} from './tail.js';
+import {form} from './testevent.js';
+import {chip, describe, eventSummary, subscriptionTable, tile} from './widgets.js';
+
+export function mount(root, {topic}) {
+  const title = h('h1', {text: topic});
+  const schemaChip = h('span');
+  const tiles = h('div', {class: 'tiles'});
+  const sendBody = h('div', {}, notice('muted', 'Loading…'));
+  const subsBody = h('div', {class: 'table-wrap'});
+  const histBody = h('div', {}, notice('muted', 'Loading…'));
+  const tail = new Tail({
+    path: api.path('topics', topic, 'events'),
+    empty: 'Waiting for events: every event the topic accepts from now on appears here.',
+    events: {published: (ev) => ({value: ev})},
+    row: (item) => {
+      const s = eventSummary(item.value);
+      return [h('span', {class: 'time', text: f.clock(item.at)}),
+        h('span', {class: 'type', text: s.type || '(no type)'}),
+        h('span', {class: 'subject', text: s.subject}),
+        h('span', {class: 'id muted', text: s.id})];
+    },
+  });
+  fill(root,
+    h('div', {class: 'page-head'}, h('div', {class: 'crumbs'}, h('a', {href: '#/', text: 'Overview'}), ' / topic'),
+      h('div', {class: 'title-row'}, title, schemaChip)),
+    tiles,
+    h('div', {class: 'cols'},
+      panel('Live tail', {id: 'tail', class: 'wide', tools: tail.tools}, tail.el),
+      panel('Send test event', {id: 'send', class: 'narrow'}, sendBody)),
+    panel('Subscriptions', {id: 'subscriptions'}, subsBody),
+    panel('Events received per 5 seconds', {id: 'history'}, histBody));
+  tail.start();
+  const rates = new f.Rates();
+  let schema = '';
+  let historyAt = 0;
+
+  async function refresh() {
+    let t;
+    try {
+      t = await api.get(api.path('topics', topic));
+    } catch (e) {
+      if (e instanceof api.ApiError && e.status === 404) {
+        fill(tiles, notice('error', `Topic "${topic}" does not exist (or no longer does).`));
+        return;
+      }
+      throw e;
+    }
+    const p = t.properties || {};
+    if (p.inputSchema !== schema) {
+      schema = p.inputSchema || 'EventGridSchema';
+      fill(schemaChip, chip(schema, 'schema'));
+      fill(sendBody, form(topic, schema));
+    }
+    const st = p.stats;
+    fill(tiles,
+      tile('Received', f.num(st?.received), st?.lastReceivedTime ? 'last ' + f.ago(st.lastReceivedTime) : null),
+      tile('Unmatched', f.num(st?.unmatched), 'matched no subscription'),
+      tile('Publish requests refused', f.num(st?.publishRequestsRefused)),
+      h('div', {class: 'tile endpoint'}, h('div', {class: 'tile-label', text: 'Endpoint'}), h('code', {text: p.endpoint || '—'})));
+    const subs = (await api.get(api.path('topics', topic, 'eventSubscriptions'))) || [];
+    fill(subsBody, subs.length ? subscriptionTable(subs, rates, false) :
+      notice('muted', 'No subscriptions: events published here are counted as unmatched.'));
+    if (Date.now() - historyAt >= 5000) {
+      historyAt = Date.now();
+      fill(histBody, await history(topic));
+    }
+  }
+
+  return {refresh, unmount: () => tail.stop()};
+}
+
+async function history(topic) {
+  try {
+    const a = await api.optional(api.path('topics', topic, 'history'));
+    if (a === undefined) return notice('unavailable', 'History is not available on this broker.');
+    const hist = fromAPI(a);
+    return bars(hist, [
+      {name: 'Received', cls: 's-received', values: hist.series.received || []},
+      {name: 'Unmatched', cls: 's-unmatched', values: hist.series.unmatched || []},
+    ], 'events');
+  } catch (e) {
+    return notice('error', describe(e));
+  }
+}

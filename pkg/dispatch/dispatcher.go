@@ -1,0 +1,144 @@
+package dispatch
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/budget"
+	"github.com/edgegrid/edgegrid/pkg/clock"
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/pull"
+)
+
+// Options configure a Dispatcher.
+type Options struct {
+	// Budget is the broker's budget, the one the modes' events count in;
+	// nil means the push engine's.
+	Budget *budget.Budget
+	// Push is the push delivery engine and Queues the queue store; either
+	// may be nil in a broker without that mode, whose subscriptions then
+	// queue nothing.
+	Push   *delivery.Engine
+	Queues *pull.Store
+	// Transform, if not nil, returns the body a subscription receives for
+	// an event of topic, when it differs from the published one (schema
+	// conversion). It is called once per event and delivery schema: its
+	// result may depend only on the topic, the subscription's
+	// EventDeliverySchema and the body, and the subscriptions of one schema
+	// share the copy. It returns body itself when nothing changes.
+	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
+	// Metrics, if not nil, counts the deliveries refused at publish.
+	Metrics Metrics
+	// PublishHold is the longest a request that does not fit the budget
+	// now is held for room while what it waits for drains (see
+	// budget.Budget.ReserveWithin); zero refuses it at once. Clock is the delivery modes' clock; nil
+	// means clock.System.
+	PublishHold time.Duration
+	Clock       clock.Clock
+}
+
+// Metrics receives what the dispatcher measures. Implementations must not
+// block.
+type Metrics interface {
+	// Rejected counts n deliveries, push or queue, of a request refused
+	// because the broker or a subscription's share was full, or could
+	// never hold it.
+	Rejected(n int)
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) Rejected(int) {}
+
+// mode is what the dispatcher needs of a delivery mode; *delivery.Engine
+// and *pull.Store implement it.
+type mode interface {
+	eventgrid.SubscriptionObserver
+	eventgrid.EventHolder
+	Share(sub *eventgrid.EventSubscription) (*budget.Share, error)
+	Enqueue(c budget.Claim, bodies [][]byte, h *budget.Hold)
+}
+
+var (
+	_ mode = (*delivery.Engine)(nil)
+	_ mode = (*pull.Store)(nil)
+)
+
+// Dispatcher splits publications between the push and queue subscriptions
+// (see the package documentation). Create it with New. It implements
+// eventgrid.Publisher, eventgrid.SubscriptionObserver and
+// eventgrid.SubscriptionGuard, and is safe for concurrent use.
+type Dispatcher struct {
+	opts        Options
+	push, queue mode
+
+	mu   sync.Mutex
+	subs map[uint64]*eventgrid.EventSubscription // by UID, as last put
+}
+
+var (
+	_ eventgrid.Publisher            = (*Dispatcher)(nil)
+	_ eventgrid.SubscriptionObserver = (*Dispatcher)(nil)
+	_ eventgrid.SubscriptionGuard    = (*Dispatcher)(nil)
+)
+
+// New returns a dispatcher over the modes of o.
+func New(o Options) *Dispatcher {
+	d := &Dispatcher{opts: o, push: absent{}, queue: absent{}, subs: map[uint64]*eventgrid.EventSubscription{}}
+	if o.Push != nil {
+		d.push = o.Push
+		if d.opts.Budget == nil {
+			d.opts.Budget = o.Push.Budget()
+		}
+	}
+	if o.Queues != nil {
+		d.queue = o.Queues
+	}
+	if d.opts.Budget == nil {
+		d.opts.Budget = budget.New(budget.Limits{})
+	}
+	if d.opts.Metrics == nil {
+		d.opts.Metrics = nopMetrics{}
+	}
+	return d
+}
+
+// Budget returns the broker's budget.
+func (d *Dispatcher) Budget() *budget.Budget { return d.opts.Budget }
+
+// wait is how a request that does not fit now waits for room.
+func (d *Dispatcher) wait() budget.Wait {
+	return budget.Wait{Hold: d.opts.PublishHold, Clock: d.opts.Clock}
+}
+
+// Admit reports whether a request of about bytes bytes could be held now,
+// as far as the broker's own bounds tell, waiting for room as a publish
+// does (see Publish) until ctx is done. The publish path asks before it
+// reads a body.
+func (d *Dispatcher) Admit(ctx context.Context, bytes int64) bool {
+	return d.opts.Budget.AdmitWithin(ctx, d.wait(), bytes)
+}
+
+// modeOf returns the mode that serves sub.
+func (d *Dispatcher) modeOf(sub *eventgrid.EventSubscription) mode {
+	if sub.IsQueue() {
+		return d.queue
+	}
+	return d.push
+}
+
+// absent is a delivery mode the broker does not have: its subscriptions
+// hold nothing, and what is published to them is released at once.
+type absent struct{}
+
+func (absent) SubscriptionPut(*eventgrid.EventSubscription)              {}
+func (absent) SubscriptionDeleted(*eventgrid.EventSubscription)          {}
+func (absent) HeldEvents(*eventgrid.EventSubscription) int               { return 0 }
+func (absent) Share(*eventgrid.EventSubscription) (*budget.Share, error) { return nil, nil }
+func (absent) Enqueue(c budget.Claim, bodies [][]byte, h *budget.Hold) {
+	for _, b := range bodies {
+		h.Release(c.Share, int64(len(b)))
+	}
+}

@@ -1,0 +1,130 @@
+package dispatch_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/budget"
+	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/dispatch"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/pull"
+)
+
+// gate is a delivery.Sender that holds every request until it is opened,
+// then delivers; it counts the events delivered per subscription.
+type gate struct {
+	once      sync.Once
+	opened    chan struct{}
+	mu        sync.Mutex
+	delivered map[string]int
+}
+
+func newGate() *gate { return &gate{opened: make(chan struct{}), delivered: map[string]int{}} }
+
+func (g *gate) Open() { g.once.Do(func() { close(g.opened) }) }
+
+func (g *gate) Send(ctx context.Context, b *delivery.Batch) error {
+	select {
+	case <-g.opened:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.delivered[b.Subscription.Name] += len(b.Bodies)
+	return nil
+}
+
+// broker is a dispatcher over a real push engine and a real queue store
+// sharing one budget.
+type broker struct {
+	d      *dispatch.Dispatcher
+	engine *delivery.Engine
+	store  *pull.Store
+	budget *budget.Budget
+	gate   *gate
+	rej    *rejections
+}
+
+type rejections struct{ n atomic.Int64 }
+
+func (r *rejections) Rejected(n int) { r.n.Add(int64(n)) }
+
+func newBroker(t *testing.T, l budget.Limits, transform func(eventgrid.Topic, *eventgrid.EventSubscription, []byte) []byte) *broker {
+	t.Helper()
+	g := newGate()
+	b := newBrokerWith(t, l, g, dispatch.Options{Transform: transform})
+	b.gate = g
+	t.Cleanup(g.Open) // before the engine closes: nothing hangs
+	return b
+}
+
+// newBrokerWith is a broker whose push engine delivers through sender,
+// with the dispatcher options o (their budget, modes and metrics set
+// here).
+func newBrokerWith(t *testing.T, l budget.Limits, sender delivery.Sender, o dispatch.Options) *broker {
+	t.Helper()
+	b := &broker{budget: budget.New(l), rej: &rejections{}}
+	eo := delivery.DefaultOptions()
+	eo.Budget = b.budget
+	eo.LogDeliveryFailure, eo.LogEventExpiry = false, false
+	b.engine = delivery.New(eo, sender, nil, zerolog.Nop())
+	t.Cleanup(func() { _ = b.engine.Close(context.Background()) })
+	b.store = pull.New(pull.Options{}, zerolog.Nop())
+	t.Cleanup(func() { _ = b.store.Close(context.Background()) })
+	o.Budget, o.Push, o.Queues, o.Metrics = b.budget, b.engine, b.store, b.rej
+	b.d = dispatch.New(o)
+	return b
+}
+
+var nextUID atomic.Uint64
+
+func (b *broker) pushSub(name string) *eventgrid.EventSubscription {
+	s := &eventgrid.EventSubscription{UID: nextUID.Add(1), Topic: "t", Name: name, EventDeliverySchema: eventgrid.EventGridSchema,
+		Destination: eventgrid.Destination{EndpointType: eventgrid.WebHook, EndpointURL: "http://127.0.0.1:1/"}}
+	b.d.SubscriptionPut(s)
+	return s
+}
+
+func (b *broker) queueSub(name string) *eventgrid.EventSubscription {
+	s := &eventgrid.EventSubscription{UID: nextUID.Add(1), Topic: "t", Name: name, EventDeliverySchema: eventgrid.CloudEventSchemaV1_0,
+		Queue: &eventgrid.QueueConfig{ReceiveLockSeconds: 60, MaxDeliveryCount: 10, EventTimeToLive: time.Hour}}
+	b.d.SubscriptionPut(s)
+	return s
+}
+
+// publish publishes n events of size bytes, each for subs, as one request.
+func (b *broker) publish(n, size int, subs ...*eventgrid.EventSubscription) error {
+	ds := make([]eventgrid.Delivery, n)
+	for i := range ds {
+		body := fmt.Sprintf(`{"id":"%d","pad":"`, i)
+		body += strings.Repeat("x", max(0, size-len(body)-2)) + `"}`
+		ds[i] = eventgrid.Delivery{Event: &eventgrid.Event{ID: fmt.Sprint(i), Body: []byte(body), Accepted: time.Now()}, Subscriptions: subs}
+	}
+	return b.d.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds})
+}
+
+// held returns what sub holds in the budget.
+func (b *broker) held(sub *eventgrid.EventSubscription) (events, bytes int64) {
+	for _, h := range b.d.Holdings().Subscriptions {
+		if h.Subscription.UID == sub.UID {
+			return h.Events, h.Bytes
+		}
+	}
+	return 0, 0
+}
+
+func code(err error) string {
+	if err == nil {
+		return ""
+	}
+	return eventgrid.ErrorCode(err)
+}

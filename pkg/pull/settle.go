@@ -1,0 +1,80 @@
+package pull
+
+import "time"
+
+// settle acknowledges, releases, rejects or renews the locks of tokens,
+// token by token.
+func (q *queue) settle(tokens []string, kind string, delay time.Duration) Result {
+	var (
+		fx  effects
+		res Result
+	)
+	q.mu.Lock()
+	if q.closed {
+		sub := q.sub
+		q.mu.Unlock()
+		for _, t := range tokens {
+			res.Failed = append(res.Failed, Failure{LockToken: t, Code: CodeTokenLost, Message: "The event subscription " + sub.Name + " was deleted."})
+		}
+		return res
+	}
+	now := q.s.opts.Clock.Now()
+	q.expireLocked(now, &fx) // a lock that has just expired is lost
+	for _, t := range tokens {
+		if f := q.settleLocked(t, kind, delay, now, &fx); f != nil {
+			res.Failed = append(res.Failed, *f)
+			continue
+		}
+		res.Succeeded = append(res.Succeeded, t)
+	}
+	q.armLocked(now)
+	q.wakeLocked()
+	sub := q.sub
+	q.mu.Unlock()
+	q.apply(sub, &fx)
+	if n := len(res.Succeeded); n > 0 {
+		q.s.opts.Metrics.Settled(sub, kind, n)
+		if kind == SettleAcknowledge && q.s.opts.LogDeliverySuccess {
+			q.s.log.Info().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("events", n).Msg("events acknowledged")
+		}
+	}
+	return res
+}
+
+// settleLocked settles the lock of one token, and returns why it failed,
+// or nil.
+func (q *queue) settleLocked(t, kind string, delay time.Duration, now time.Time, fx *effects) *Failure {
+	if !wellFormed(t) {
+		return &Failure{LockToken: t, Code: CodeBadRequest, Message: "This is not a lock token of this broker."}
+	}
+	e := q.tokens[t]
+	if e == nil {
+		return &Failure{LockToken: t, Code: CodeTokenLost, Message: "The lock is unknown, has expired, or its event was already settled."}
+	}
+	switch kind {
+	case SettleAcknowledge:
+		q.locks.remove(e)
+		delete(q.tokens, t)
+		e.state = gone
+		q.acknowledged(e, now)
+	case SettleRelease:
+		e.outcome = released
+		q.unlockLocked(e, now, delay, fx)
+	case SettleReject:
+		e.outcome = rejected
+		q.locks.remove(e)
+		delete(q.tokens, t)
+		q.finishLocked(e, ReasonRejected, fx)
+	case SettleRenewLock:
+		end := e.lockedAt.Add(q.s.scale(MaxRenewal))
+		if !now.Before(end) {
+			return &Failure{LockToken: t, Code: CodeTokenLost, Message: "A lock can be renewed until one hour after the event was received; it cannot be renewed any more."}
+		}
+		e.lockUntil = now.Add(q.lockDuration())
+		if e.lockUntil.After(end) {
+			e.lockUntil = end
+		}
+		q.locks.fix(e)
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package tests_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// budgetTopics creates three CloudEvents topics on b: "push" with webhook
+// subscriptions to a subscriber that never accepts (retried in an hour),
+// "queue" with queue subscriptions, and "both" with one of each; the first
+// two have n subscriptions.
+func budgetTopics(t *testing.T, b *broker, n int) {
+	t.Helper()
+	dead := newSink(t, func(int, *http.Request) int { return http.StatusInternalServerError })
+	for _, topic := range []string{"push", "queue", "both"} {
+		createTopic(t, b.URL, topic, "CloudEventSchemaV1_0")
+	}
+	for i := range n {
+		createSubscription(t, b.URL, "push", fmt.Sprint("hook", i), map[string]any{"destination": webhookDest(dead.URL)})
+		createSubscription(t, b.URL, "queue", fmt.Sprint("queue", i), queueProps(nil))
+	}
+	createSubscription(t, b.URL, "both", "bothhook", map[string]any{"destination": webhookDest(dead.URL)})
+	createSubscription(t, b.URL, "both", "bothqueue", queueProps(nil))
+}
+
+// publishBatch publishes n CloudEvents to topic with :publish and returns
+// the answer's status, Retry-After and error message.
+func publishBatch(t *testing.T, b *broker, topic, prefix string, n int) (int, string, string) {
+	t.Helper()
+	var evs []string
+	for i := range n {
+		evs = append(evs, bigEvent(fmt.Sprint(prefix, i), 200))
+	}
+	code, h, body := do(t, nil, http.MethodPost, b.URL+"/topics/"+topic+":publish?"+nsAPI, "application/cloudevents-batch+json",
+		"["+strings.Join(evs, ",")+"]")
+	var env struct {
+		Error struct{ Details struct{ Message string } }
+	}
+	_ = json.Unmarshal(body, &env)
+	return code, h.Get("Retry-After"), env.Error.Details.Message
+}
+
+// TestBudget_BrokerWideWhateverTheMode: a request over the broker-wide
+// bound (broker__maxQueuedEvents) gets 413, without Retry-After, naming the
+// bound, whether its subscriptions deliver by push, from a queue, or both,
+// and nothing of it is queued; with the broker full, every mode gets 503
+// with Retry-After. Before, a queue subscription answered 503 to a request
+// that could never fit, which publishers retry forever.
+func TestBudget_BrokerWideWhateverTheMode(t *testing.T) {
+	b := startBroker(t, merge(devEnv(), "metrics__reporterType", "prometheus", "broker__backoffIntervals", "1h,1h",
+		"broker__maxQueuedEvents", "8", "broker__maxQueuedEventsPerSubscription", "5"))
+	budgetTopics(t, b, 2)
+	for _, topic := range []string{"push", "queue", "both"} {
+		// 5 events for 2 subscriptions: 10 deliveries, within each share,
+		// more than the broker ever holds.
+		code, retry, msg := publishBatch(t, b, topic, "five", 5)
+		if code != http.StatusRequestEntityTooLarge || retry != "" || !strings.Contains(msg, "broker__maxQueuedEvents 8") {
+			t.Errorf("%s, 10 deliveries: %d Retry-After %q %q; want 413 naming broker__maxQueuedEvents", topic, code, retry, msg)
+		}
+	}
+	s := mustScrape(t, b.URL)
+	if v, _ := s.value("eventgrid_queued_events"); v != 0 {
+		t.Errorf("eventgrid_queued_events = %v after refusals; want 0", v)
+	}
+	if v, _ := s.value("eventgrid_publish_rejected_total"); v != 30 {
+		t.Errorf("eventgrid_publish_rejected_total = %v; want the 30 refused deliveries", v)
+	}
+	// The broker full: 8 deliveries held.
+	if code, _, msg := publishBatch(t, b, "both", "fill", 4); code != http.StatusOK {
+		t.Fatalf("filling the broker: %d %s", code, msg)
+	}
+	for _, topic := range []string{"push", "queue", "both"} {
+		code, retry, msg := publishBatch(t, b, topic, "more", 1)
+		if code != http.StatusServiceUnavailable || retry == "" || !strings.Contains(msg, "The broker holds its limit") {
+			t.Errorf("%s with the broker full: %d Retry-After %q %q; want 503 with Retry-After", topic, code, retry, msg)
+		}
+	}
+}
+
+// TestBudget_ShareWhateverTheMode: with broker__maxQueuedEventsPerSubscription
+// 5, a batch of 6 gets 413 naming the bound and a request that does not fit
+// a full share now 503 with Retry-After naming that subscription, whatever
+// its delivery mode; nothing of a refused request is queued for the other
+// subscriptions.
+func TestBudget_ShareWhateverTheMode(t *testing.T) {
+	b := startBroker(t, merge(devEnv(), "metrics__reporterType", "prometheus", "broker__backoffIntervals", "1h,1h",
+		"broker__maxQueuedEventsPerSubscription", "5"))
+	budgetTopics(t, b, 1)
+	for _, topic := range []string{"push", "queue", "both"} {
+		code, retry, msg := publishBatch(t, b, topic, "six", 6)
+		if code != http.StatusRequestEntityTooLarge || retry != "" || !strings.Contains(msg, "broker__maxQueuedEventsPerSubscription 5") {
+			t.Errorf("%s, a batch of 6: %d Retry-After %q %q; want 413 naming broker__maxQueuedEventsPerSubscription", topic, code, retry, msg)
+		}
+		if code, _, msg := publishBatch(t, b, topic, "fill", 5); code != http.StatusOK {
+			t.Fatalf("%s: filling the shares: %d %s", topic, code, msg)
+		}
+	}
+	before, _ := mustScrape(t, b.URL).value("eventgrid_queued_events")
+	for topic, names := range map[string][]string{"push": {"hook0"}, "queue": {"queue0"}, "both": {"bothhook", "bothqueue"}} {
+		code, retry, msg := publishBatch(t, b, topic, "more", 1)
+		named := false
+		for _, n := range names {
+			named = named || strings.Contains(msg, "Event subscription "+n+" holds its share")
+		}
+		if code != http.StatusServiceUnavailable || retry == "" || !named {
+			t.Errorf("%s with its shares full: %d Retry-After %q %q; want 503 with Retry-After naming one of %v", topic, code, retry, msg, names)
+		}
+	}
+	s := mustScrape(t, b.URL)
+	if after, _ := s.value("eventgrid_queued_events"); after != before || before != 20 {
+		t.Errorf("eventgrid_queued_events went from %v to %v over refused requests; want 20 throughout", before, after)
+	}
+	// One vocabulary for what each subscription holds, whatever its mode.
+	for topic, names := range map[string][]string{"push": {"hook0"}, "queue": {"queue0"}, "both": {"bothhook", "bothqueue"}} {
+		for _, n := range names {
+			if v, _ := s.value("eventgrid_subscription_held_events", "topic", topic, "subscription", n); v != 5 {
+				t.Errorf("eventgrid_subscription_held_events of %s = %v; want 5", n, v)
+			}
+			if v, _ := s.value("eventgrid_subscription_held_bytes", "topic", topic, "subscription", n); v != 5*200 {
+				t.Errorf("eventgrid_subscription_held_bytes of %s = %v; want 1000", n, v)
+			}
+		}
+	}
+}

@@ -245,7 +245,7 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 		Push:        b.engine,
 		Queues:      b.pulled,
 		Transform:   convertSchema,
-		PublishHold: time.Second,
+		PublishHold: publishHold(cfg),
 	}
 	if rep != nil {
 		dispatchOpts.Metrics = rep
@@ -308,6 +308,15 @@ func deliveryOptions(cfg config.Config) delivery.Options {
 		ProbationAfterFailures: cfg.ProbationAfterFailures,
 		DeliveryLogs:           deliveryLogs(cfg),
 	}
+}
+
+// publishHold is broker__publishHoldInMilliseconds, at most half of
+// api__requestTimeoutInSeconds: a request held for room before its body is
+// read still has time to read it, and one held after has time to be
+// answered before the server's write timeout.
+func publishHold(cfg config.Config) time.Duration {
+	hold := time.Duration(cfg.PublishHoldMilliseconds) * time.Millisecond
+	return min(hold, time.Duration(cfg.RequestTimeoutSeconds)*time.Second/2)
 }
 
 func registryOptions(cfg config.Config) registry.Options {

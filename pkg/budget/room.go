@@ -22,8 +22,8 @@ import (
 
 // Wait says how a request that does not fit now waits for room.
 type Wait struct {
-	// Hold is the longest a request is held for room; zero or less
-	// refuses at once.
+	// Hold is the longest a request is held for room
+	// (broker__publishHoldInMilliseconds); zero or less refuses at once.
 	Hold time.Duration
 	// Clock is the clock of the delivery modes, whose times of deliveries
 	// taken the wait compares with its own; nil means clock.System.

@@ -32,8 +32,9 @@ type Options struct {
 	// Metrics, if not nil, counts the deliveries refused at publish.
 	Metrics Metrics
 	// PublishHold is the longest a request that does not fit the budget
-	// now is held for room while what it waits for drains (see
-	// budget.Budget.ReserveWithin); zero refuses it at once. Clock is the delivery modes' clock; nil
+	// now is held for room while what it waits for drains
+	// (broker__publishHoldInMilliseconds, see budget.Budget.ReserveWithin);
+	// zero refuses it at once. Clock is the delivery modes' clock; nil
 	// means clock.System.
 	PublishHold time.Duration
 	Clock       clock.Clock

@@ -35,7 +35,16 @@ func newRoomFixture(t *testing.T, hold time.Duration) *roomFixture {
 	return f
 }
 
-// reserve asks for one more delivery to a, in the background.
+// drain has a take a delivery, then fills its share again.
+func (f *roomFixture) drain(t *testing.T) {
+	t.Helper()
+	f.held.Delivered(f.a.Share, 10, f.clock.Now())
+	if _, err := f.b.Reserve(1, 10, time.Time{}, []budget.Claim{f.a}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reserve asks, in the background, for the deliveries of claims.
 func (f *roomFixture) reserve(ctx context.Context, claims ...budget.Claim) <-chan error {
 	done := make(chan error, 1)
 	var events, bytes int64
@@ -78,10 +87,7 @@ func (f *roomFixture) heldFor(t *testing.T, n int) {
 // delivery makes room.
 func TestReserveWithin_HeldUntilDelivered(t *testing.T) {
 	f := newRoomFixture(t, time.Hour)
-	f.held.Delivered(f.a.Share, 10, f.clock.Now()) // a takes deliveries
-	if _, err := f.b.Reserve(1, 10, time.Time{}, []budget.Claim{f.a}); err != nil {
-		t.Fatal(err) // a's share is full again
-	}
+	f.drain(t)
 	done := f.reserve(context.Background(), f.a)
 	f.heldFor(t, 1)
 	f.held.Delivered(f.a.Share, 10, f.clock.Now())
@@ -106,10 +112,7 @@ func TestReserveWithin_RefusedAtOnce(t *testing.T) {
 	})
 	t.Run("DeliveredLongAgo", func(t *testing.T) {
 		f := newRoomFixture(t, time.Second)
-		f.held.Delivered(f.a.Share, 10, f.clock.Now())
-		if _, err := f.b.Reserve(1, 10, time.Time{}, []budget.Claim{f.a}); err != nil {
-			t.Fatal(err)
-		}
+		f.drain(t)
 		f.clock.Advance(time.Second)
 		if err := result(t, f.reserve(context.Background(), f.a)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
 			t.Fatalf("behind a subscriber whose last delivery is a hold ago: %v; want EQueueFull", err)
@@ -117,10 +120,7 @@ func TestReserveWithin_RefusedAtOnce(t *testing.T) {
 	})
 	t.Run("OneOfTwoDead", func(t *testing.T) {
 		f := newRoomFixture(t, time.Hour)
-		f.held.Delivered(f.a.Share, 10, f.clock.Now())
-		if _, err := f.b.Reserve(1, 10, time.Time{}, []budget.Claim{f.a}); err != nil {
-			t.Fatal(err)
-		}
+		f.drain(t)
 		dead := budget.Claim{Sub: sub("dead"), Share: new(budget.Share), Events: 4, Bytes: 40}
 		if _, err := f.b.Reserve(4, 40, time.Time{}, []budget.Claim{dead}); err != nil {
 			t.Fatal(err)
@@ -132,10 +132,7 @@ func TestReserveWithin_RefusedAtOnce(t *testing.T) {
 	})
 	t.Run("NoHold", func(t *testing.T) {
 		f := newRoomFixture(t, 0)
-		f.held.Delivered(f.a.Share, 10, f.clock.Now())
-		if _, err := f.b.Reserve(1, 10, time.Time{}, []budget.Claim{f.a}); err != nil {
-			t.Fatal(err)
-		}
+		f.drain(t)
 		if err := result(t, f.reserve(context.Background(), f.a)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
 			t.Fatalf("with a hold of 0: %v; want EQueueFull", err)
 		}
@@ -157,10 +154,7 @@ func TestReserveWithin_HoldEnds(t *testing.T) {
 	for _, end := range []string{"Hold", "Context"} {
 		t.Run(end, func(t *testing.T) {
 			f := newRoomFixture(t, time.Second)
-			f.held.Delivered(f.a.Share, 10, f.clock.Now())
-			if _, err := f.b.Reserve(1, 10, time.Time{}, []budget.Claim{f.a}); err != nil {
-				t.Fatal(err)
-			}
+			f.drain(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := f.reserve(ctx, f.a)

@@ -129,7 +129,8 @@ func (b *Budget) hold(ctx context.Context, w Wait, draining func(since int64) bo
 	b.room.waiting.Add(1)
 	defer b.room.waiting.Add(-1)
 	deadline := c.Now().Add(w.Hold)
-	tick := make(chan struct{}, 1)
+	r := rechecker{clock: c, C: make(chan struct{}, 1)}
+	defer r.stop()
 	for {
 		now := c.Now()
 		left := deadline.Sub(now)
@@ -140,20 +141,42 @@ func (b *Budget) hold(ctx context.Context, w Wait, draining func(since int64) bo
 		if fits() {
 			return true
 		}
-		t := c.AfterFunc(min(left, recheck), func() {
-			select {
-			case tick <- struct{}{}:
-			default:
-			}
-		})
+		r.arm(min(left, recheck))
 		select {
 		case <-woken:
-		case <-tick:
+		case <-r.C:
 		case <-ctx.Done():
-			t.Stop()
 			return false
 		}
-		t.Stop()
+	}
+}
+
+// rechecker ticks on C once after each arm; a tick not taken yet is not
+// doubled. It keeps one timer for all of a request's hold.
+type rechecker struct {
+	clock clock.Clock
+	t     clock.Timer
+	C     chan struct{}
+}
+
+func (r *rechecker) arm(d time.Duration) {
+	if r.t == nil {
+		r.t = r.clock.AfterFunc(d, r.tick)
+		return
+	}
+	r.t.Reset(d)
+}
+
+func (r *rechecker) tick() {
+	select {
+	case r.C <- struct{}{}:
+	default:
+	}
+}
+
+func (r *rechecker) stop() {
+	if r.t != nil {
+		r.t.Stop()
 	}
 }
 

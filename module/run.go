@@ -190,7 +190,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.Authenticator = sec.auth
 	apiOpts.Status = b.dispatcher
 	apiOpts.Queues = b.pulled
-	apiOpts.Admitter = b.dispatcher.Budget()
+	apiOpts.Admitter = b.dispatcher
 	apiOpts.Console = console.New()
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
@@ -240,7 +240,13 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 	var pullMetrics *metrics.Pull
 	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, prom, log)
 	lc.add("pull", b.pulled.Close)
-	dispatchOpts := dispatch.Options{Budget: engineOpts.Budget, Push: b.engine, Queues: b.pulled, Transform: convertSchema}
+	dispatchOpts := dispatch.Options{
+		Budget:      engineOpts.Budget,
+		Push:        b.engine,
+		Queues:      b.pulled,
+		Transform:   convertSchema,
+		PublishHold: publishHold(cfg),
+	}
 	if rep != nil {
 		dispatchOpts.Metrics = rep
 	}
@@ -302,6 +308,15 @@ func deliveryOptions(cfg config.Config) delivery.Options {
 		ProbationAfterFailures: cfg.ProbationAfterFailures,
 		DeliveryLogs:           deliveryLogs(cfg),
 	}
+}
+
+// publishHold is broker__publishHoldInMilliseconds, at most half of
+// api__requestTimeoutInSeconds: a request held for room before its body is
+// read still has time to read it, and one held after has time to be
+// answered before the server's write timeout.
+func publishHold(cfg config.Config) time.Duration {
+	hold := time.Duration(cfg.PublishHoldMilliseconds) * time.Millisecond
+	return min(hold, time.Duration(cfg.RequestTimeoutSeconds)*time.Second/2)
 }
 
 func registryOptions(cfg config.Config) registry.Options {

@@ -56,7 +56,7 @@ func (q *queue) settleLocked(t, kind string, delay time.Duration, now time.Time,
 		q.locks.remove(e)
 		delete(q.tokens, t)
 		e.state = gone
-		q.release(e)
+		q.acknowledged(e, now)
 	case SettleRelease:
 		e.outcome = released
 		q.unlockLocked(e, now, delay, fx)

@@ -198,7 +198,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	apiOpts.Status = b.dispatcher
 	apiOpts.Queues = b.pulled
 	apiOpts.Board, apiOpts.Held = b.board, b.dispatcher
-	apiOpts.Admitter = b.dispatcher.Budget()
+	apiOpts.Admitter = b.dispatcher
 	if cfg.ConsoleEnabled {
 		apiOpts.Console = console.New()
 	}
@@ -250,7 +250,14 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 	var pullMetrics *metrics.Pull
 	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, b.board, prom, log)
 	lc.add("pull", b.pulled.Close)
-	dispatchOpts := dispatch.Options{Budget: engineOpts.Budget, Push: b.engine, Queues: b.pulled, Transform: convertSchema, Board: b.board}
+	dispatchOpts := dispatch.Options{
+		Budget:      engineOpts.Budget,
+		Push:        b.engine,
+		Queues:      b.pulled,
+		Transform:   convertSchema,
+		PublishHold: publishHold(cfg),
+		Board:       b.board,
+	}
 	if rep != nil {
 		dispatchOpts.Metrics = rep
 	}
@@ -312,6 +319,15 @@ func deliveryOptions(cfg config.Config) delivery.Options {
 		ProbationAfterFailures: cfg.ProbationAfterFailures,
 		DeliveryLogs:           deliveryLogs(cfg),
 	}
+}
+
+// publishHold is broker__publishHoldInMilliseconds, at most half of
+// api__requestTimeoutInSeconds: a request held for room before its body is
+// read still has time to read it, and one held after has time to be
+// answered before the server's write timeout.
+func publishHold(cfg config.Config) time.Duration {
+	hold := time.Duration(cfg.PublishHoldMilliseconds) * time.Millisecond
+	return min(hold, time.Duration(cfg.RequestTimeoutSeconds)*time.Second/2)
 }
 
 func registryOptions(cfg config.Config) registry.Options {

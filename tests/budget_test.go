@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // budgetTopics creates three CloudEvents topics on b: "push" with webhook
@@ -123,5 +124,70 @@ func TestBudget_ShareWhateverTheMode(t *testing.T) {
 				t.Errorf("eventgrid_subscription_held_bytes of %s = %v; want 1000", n, v)
 			}
 		}
+	}
+}
+
+// TestBudget_HeldForAcknowledgements: a publish that does not fit a queue
+// subscription's share is held while its consumer acknowledges events, and
+// accepted once an acknowledgement makes room: a 200 instead of a 503 to
+// retry. With broker__publishHoldInMilliseconds=0 it gets 503 at once.
+func TestBudget_HeldForAcknowledgements(t *testing.T) {
+	for _, hold := range []string{"10000", "0"} {
+		t.Run("hold"+hold, func(t *testing.T) {
+			b := queueBroker(t, nil, []string{"q"}, "broker__maxQueuedEventsPerSubscription", "5",
+				"broker__publishHoldInMilliseconds", hold)
+			if code, _, msg := publishBatch(t, b, "t", "fill", 5); code != http.StatusOK {
+				t.Fatalf("filling the share: %d %s", code, msg)
+			}
+			toks := receiveAll(t, b.URL, "q")
+			if len(toks) != 5 {
+				t.Fatalf("received %d events; want 5", len(toks))
+			}
+			ack := func(tok string) {
+				mustDo(t, http.MethodPost, b.URL+"/topics/t/eventSubscriptions/q:acknowledge?"+nsAPI, "application/json",
+					`{"lockTokens":["`+tok+`"]}`, http.StatusOK)
+			}
+			ack(toks[0]) // the consumer is taking deliveries
+			if code, _, msg := publishBatch(t, b, "t", "refill", 1); code != http.StatusOK {
+				t.Fatalf("refilling the share: %d %s", code, msg)
+			}
+			type answer struct {
+				code       int
+				retry, msg string
+			}
+			done := make(chan answer, 1)
+			go func() {
+				code, retry, msg := publishBatch(t, b, "t", "late", 1)
+				done <- answer{code, retry, msg}
+			}()
+			answered := func() answer {
+				select {
+				case a := <-done:
+					return a
+				case <-time.After(30 * time.Second):
+					t.Fatal("the publish was not answered")
+					return answer{}
+				}
+			}
+			if hold == "0" {
+				if a := answered(); a.code != http.StatusServiceUnavailable || a.retry == "" {
+					t.Fatalf("with no hold: %d Retry-After %q %q; want 503 at once", a.code, a.retry, a.msg)
+				}
+				return
+			}
+			eventually(t, 5*time.Second, func() error {
+				if v, _ := mustScrape(t, b.URL).value("eventgrid_publish_requests_waiting"); v != 1 {
+					return fmt.Errorf("eventgrid_publish_requests_waiting = %v; want 1", v)
+				}
+				return nil
+			})
+			ack(toks[1])
+			if a := answered(); a.code != http.StatusOK {
+				t.Fatalf("held publish: %d %q; want 200 once an acknowledgement made room", a.code, a.msg)
+			}
+			if v, _ := mustScrape(t, b.URL).value("eventgrid_publish_requests_waiting"); v != 0 {
+				t.Errorf("eventgrid_publish_requests_waiting = %v after the answer; want 0", v)
+			}
+		})
 	}
 }

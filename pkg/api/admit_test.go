@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -17,7 +18,7 @@ func TestPublish_AdmitBeforeReading(t *testing.T) {
 	var full atomic.Bool
 	var asked atomic.Int64
 	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
-		o.Admitter = admitFunc(func(n int64) bool { asked.Store(n); return !full.Load() })
+		o.Admitter = admitFunc(func(_ context.Context, n int64) bool { asked.Store(n); return !full.Load() })
 	}))
 	ts.MustPutTopic(t, "t", "")
 	ts.MustPutSubscription(t, "t", "s", webhook(nil))
@@ -46,7 +47,7 @@ func TestPublish_AdmitBeforeReading(t *testing.T) {
 // nothing, so a full broker does not refuse it.
 func TestPublish_NoSubscriptionsNeverFull(t *testing.T) {
 	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
-		o.Admitter = admitFunc(func(int64) bool { return false })
+		o.Admitter = admitFunc(func(context.Context, int64) bool { return false })
 	}))
 	ts.MustPutTopic(t, "empty", "")
 	body := brokertest.MustJSON(t, []any{egEvent("1")})
@@ -56,6 +57,6 @@ func TestPublish_NoSubscriptionsNeverFull(t *testing.T) {
 }
 
 // admitFunc adapts a function to api.Admitter.
-type admitFunc func(bytes int64) bool
+type admitFunc func(ctx context.Context, bytes int64) bool
 
-func (f admitFunc) Admit(bytes int64) bool { return f(bytes) }
+func (f admitFunc) Admit(ctx context.Context, bytes int64) bool { return f(ctx, bytes) }

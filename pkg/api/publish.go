@@ -108,17 +108,21 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subscribed, singl
 	}
 	// A topic without subscriptions queues nothing, so it is never refused
 	// for a full broker.
-	if s.opts.Admitter != nil && subscribed && !s.opts.Admitter.Admit(max(c.Request().ContentLength, 0)) {
+	if s.opts.Admitter != nil && subscribed && !s.opts.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)) {
 		return 0, 0, s.queueFull(eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events while subscribers catch up; retry later."))
 	}
 	body, release, err := s.readPooledBody(c)
 	if err != nil {
 		return 0, 0, err
 	}
+	// The events keep nothing of the body, but it stays counted against
+	// api__maxBodyBytesInFlight until they are queued: a request the
+	// publisher holds for room (docs/delivery.md#bounded-queues) keeps
+	// its share of the memory that bounds.
+	defer release()
 	scratch := scratchPool.Get().(*publishScratch)
 	defer scratch.release()
 	events, err := decode(scratch, mode, topic, body, h, param(c, "id"), now)
-	release() // the events keep nothing of the body
 	if err != nil {
 		return 0, 0, err
 	}

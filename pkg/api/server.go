@@ -70,7 +70,8 @@ type Options struct {
 	// it. Zero means DefaultAuthFailureLogInterval.
 	AuthFailureLogInterval time.Duration
 	// Admitter, if not nil, is asked before a publish body is read whether
-	// a request of that many bytes could be queued; when it says no, the
+	// a request of that many bytes could be queued; it may wait a little
+	// for room, until the request's context is done. When it says no, the
 	// request gets 503 without being read.
 	Admitter Admitter
 	// Status, if not nil, adds the read-only deliveryStatus extension to

@@ -26,16 +26,19 @@ type Publisher interface {
 	Topic(name string) (topic eventgrid.Topic, subscribed bool, err error)
 	// Publish queues events for the subscriptions of topic they match, all
 	// or nothing: it returns EQueueFull when the broker cannot hold them
-	// now and EPayloadTooLarge when it never could. It returns how many
+	// now (after holding them for room a little, until ctx is done) and
+	// EPayloadTooLarge when it never could. It returns how many
 	// events matched no subscription. It may keep the events' bodies, but
 	// not the Event structs nor the slice.
 	Publish(ctx context.Context, topic eventgrid.Topic, events []*eventgrid.Event) (unmatched int, err error)
 }
 
 // Admitter tells, before a publish body is read, whether a request of
-// about bytes bytes could be held now (the broker's budget).
+// about bytes bytes could be held (the dispatcher, over the broker's
+// budget). While the broker is full it may hold the request for room, as
+// Publish may (docs/delivery.md#bounded-queues), until ctx is done.
 type Admitter interface {
-	Admit(bytes int64) bool
+	Admit(ctx context.Context, bytes int64) bool
 }
 
 // Status reports a subscription's deliveryStatus (the dispatcher), nil

@@ -15,6 +15,11 @@
 // the events and bytes of its own deliveries, bounded so that one dead
 // subscriber refuses only the requests that would queue for it.
 //
+// A request that does not fit now may wait for room: ReserveWithin and
+// AdmitWithin hold it briefly while what it waits for is draining, which
+// the delivery engines tell by giving a delivery their subscriber took back
+// with Hold.Delivered (see room.go).
+//
 // Every counter is an atomic: Reserve and Release take no lock, and are
 // safe for concurrent use.
 package budget
@@ -68,6 +73,11 @@ type Budget struct {
 	limits Limits
 	events atomic.Int64
 	bytes  atomic.Int64
+	// drained is when the broker last had a delivery taken, in ns since
+	// the Unix epoch (0: never), and room wakes the requests held for
+	// room (room.go).
+	drained atomic.Int64
+	room    room
 }
 
 // New returns an empty budget bounded by l.
@@ -93,6 +103,9 @@ func (b *Budget) Admit(bytes int64) bool {
 type Share struct {
 	events atomic.Int64
 	bytes  atomic.Int64
+	// drained is when the subscriber last took a delivery, in ns since
+	// the Unix epoch (0: never).
+	drained atomic.Int64
 }
 
 // Used returns the deliveries and bytes held in the share now.

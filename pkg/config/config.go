@@ -206,6 +206,11 @@ type Config struct {
 	// broker__maxQueuedBytesPerSubscription (edgegrid extension): one
 	// subscription's share of the queued bytes.
 	MaxQueuedBytesPerSubscription int64 `envconfig:"BROKER__MAXQUEUEDBYTESPERSUBSCRIPTION" default:"67108864"`
+	// PublishHoldMilliseconds is broker__publishHoldInMilliseconds
+	// (edgegrid extension): the longest a publish request that does not
+	// fit the queued-event bounds now is held for room while the
+	// subscribers it waits for take deliveries; 0 refuses it at once.
+	PublishHoldMilliseconds int `envconfig:"BROKER__PUBLISHHOLDINMILLISECONDS" default:"1000"`
 	// DefaultRetrySchedule is broker__defaultRetrySchedule (edgegrid
 	// extension): the delivery profile of subscriptions that name none.
 	DefaultRetrySchedule RetrySchedule `envconfig:"BROKER__DEFAULTRETRYSCHEDULE" default:"EdgeQueues"`

@@ -99,6 +99,7 @@ var specDefaults = config.Config{
 	MaxQueuedBytes:                       268435456,
 	MaxQueuedEventsPerSubscription:       25000,
 	MaxQueuedBytesPerSubscription:        67108864,
+	PublishHoldMilliseconds:              1000,
 	DefaultRetrySchedule:                 "EdgeQueues",
 	ExponentialScale:                     1,
 	QueueTimeScale:                       1,

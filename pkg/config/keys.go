@@ -117,6 +117,7 @@ var keyTable = []key{
 	{name: "broker__maxQueuedBytes"},
 	{name: "broker__maxQueuedEventsPerSubscription"},
 	{name: "broker__maxQueuedBytesPerSubscription"},
+	{name: "broker__publishHoldInMilliseconds"},
 	{name: "broker__defaultRetrySchedule"},
 	{name: "broker__exponentialScale"},
 	{name: "broker__queueTimeScale"},

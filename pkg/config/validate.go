@@ -29,6 +29,9 @@ const (
 	// years, which would drop every event on arrival: the scale is for
 	// tests, to make times shorter.
 	maxQueueTimeScale = 1
+	// maxPublishHoldMilliseconds keeps a publish request held for room
+	// within a minute: past that, a publisher is better told to retry.
+	maxPublishHoldMilliseconds = 60000
 )
 
 // The bounds of the inspection API's keys (docs/console.md#configuration):
@@ -96,6 +99,7 @@ func (c Config) intRanges() []intRange {
 		{"BROKER__MAXQUEUEDBYTES", c.MaxQueuedBytes, 1, unbounded},
 		atLeast("BROKER__MAXQUEUEDEVENTSPERSUBSCRIPTION", c.MaxQueuedEventsPerSubscription, 1),
 		{"BROKER__MAXQUEUEDBYTESPERSUBSCRIPTION", c.MaxQueuedBytesPerSubscription, 1, unbounded},
+		r("BROKER__PUBLISHHOLDINMILLISECONDS", c.PublishHoldMilliseconds, 0, maxPublishHoldMilliseconds),
 		atLeast("BROKER__PROBATIONAFTERFAILURES", c.ProbationAfterFailures, 1),
 		seconds("BROKER__DEADLETTERFLUSHINTERVALINSECONDS", c.DeadLetterFlushIntervalSeconds, 1),
 		seconds("BROKER__DEADLETTERMAXWAITINSECONDS", c.DeadLetterMaxWaitSeconds, 1),

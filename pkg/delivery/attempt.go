@@ -76,16 +76,14 @@ func (q *queue) serve(w *worker) {
 	cancel()
 	took := time.Since(start)
 	end := e.clock.Now()
-	switch w.state.Swap(idle) {
-	case suspect:
-		q.suspects.Add(-1)
-	case aborted:
-		q.suspects.Add(-1)
-		if err != nil {
-			err = fmt.Errorf("no answer in %v, cancelled to free its worker (the parked requests are at their limit): %w",
-				time.Duration(e.nanos(end)-w.start.Load()), context.DeadlineExceeded)
-		}
+	begun := w.start.Load()
+	res := Classify(err)
+	if err == nil || res.StatusCode != 0 {
+		// Noted before the request stops counting as stalled: see hung.
+		q.noteAnswer(e.nanos(end) - begun)
+		storeMax(&q.answered, begun)
 	}
+	err = q.settle(w.state.Swap(idle), err, time.Duration(e.nanos(end)-begun))
 	if e.inFlight.Add(-1) == 0 {
 		e.unwatch()
 	}
@@ -96,10 +94,7 @@ func (q *queue) serve(w *worker) {
 	} else {
 		e.metrics.Attempt(b.Subscription, len(b.items), took, err)
 	}
-	res := Classify(err)
-	if err == nil || res.StatusCode != 0 {
-		q.noteAnswer(e.nanos(end) - w.start.Load())
-	}
+	res = Classify(err)
 	q.recordAttempt(b, err, res, took, end)
 	b.ended, b.took = end, took
 
@@ -113,10 +108,28 @@ func (q *queue) serve(w *worker) {
 			break
 		}
 	}
-	q.completeLocked(b, err, res, end)
+	q.completeLocked(b, err, res, begun, end)
 	q.scheduleLocked()
 	q.mu.Unlock()
 	b.flush(e)
+}
+
+// settle ends the watchdog's count of a request that ended with flags,
+// and explains a request it cancelled: the error it returns replaces err.
+func (q *queue) settle(flags int32, err error, took time.Duration) error {
+	if flags&stalled != 0 && flags&(aborted|cut) == 0 {
+		q.stalled.Add(-1) // a cancelled one stopped counting when cancelled
+	}
+	switch {
+	case err == nil:
+	case flags&aborted != 0:
+		err = fmt.Errorf("no answer in %v, cancelled to free its worker (the parked requests are at their limit): %w",
+			took, context.DeadlineExceeded)
+	case flags&cut != 0:
+		err = fmt.Errorf("no answer in %v, cancelled: more than %d requests of this subscription were waiting past its usual answer time: %w",
+			took, q.e.opts.MaxPerSubscription, context.DeadlineExceeded)
+	}
+	return err
 }
 
 // takeLocked moves due waiting items to the ready list and takes the next
@@ -127,7 +140,7 @@ func (q *queue) takeLocked(now time.Time, b *taken) bool {
 	clear(b.items) // drop the previous batch's references
 	clear(b.Bodies)
 	b.items, b.Bodies = b.items[:0], b.Bodies[:0]
-	if q.closed || q.inflight >= q.limitLocked() {
+	if q.closed || !q.mayStartLocked() {
 		return false
 	}
 	q.promoteLocked(q.e.nanos(now))
@@ -199,19 +212,21 @@ func (q *queue) promoteLocked(now int64) {
 // completeLocked records the outcome of a batch: delivered events leave the
 // queue; failed ones move, each on its own, to the list their retry policy
 // gives, or are dropped by it.
-func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
+func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now time.Time) {
 	e := q.e
+	nowNs := e.nanos(now)
 	released := b.released // the subscription was deleted meanwhile
 	b.released = false
 	if err == nil {
 		if !released {
 			for i := range b.items {
-				q.releaseItem(&b.items[i])
+				q.deliveredItem(&b.items[i], now)
 			}
 		}
 		q.proven = true
 		q.failures, q.probation = 0, 0
-		q.limit = min(q.limit*2, e.opts.MaxPerSubscription)
+		q.ctl.answered(false)
+		q.ctl.succeeded(nowNs, e.opts.MaxPerSubscription)
 		q.noteOutcomesLocked(b, inspect.OutcomeDelivered, b.items)
 		if e.opts.LogDeliverySuccess {
 			b.notes = append(b.notes, note{kind: noteDelivered, events: len(b.items), attempt: b.DeliveryCount})
@@ -223,7 +238,7 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 		// queue, and only the rest are retried.
 		if !released {
 			for i := range b.items[:n] {
-				q.releaseItem(&b.items[i])
+				q.deliveredItem(&b.items[i], now)
 			}
 		}
 		q.noteOutcomesLocked(b, inspect.OutcomeDelivered, b.items[:n])
@@ -232,7 +247,10 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 		b.items = b.items[:rest]
 	}
 	q.failures++
-	q.limit = max(1, q.limit/2)
+	q.ctl.answered(res.Outcome == OutcomeBusy)
+	if res.Outcome == OutcomeBusy {
+		q.ctl.overloaded(start, nowNs)
+	}
 	q.lastFailure, q.lastError = now, err.Error()
 	q.noteErrorLocked(res, q.lastError)
 	b.status, b.errText = res.StatusCode, q.lastError
@@ -244,10 +262,9 @@ func (q *queue) completeLocked(b *taken, err error, res Result, now time.Time) {
 	if released {
 		return // detach released and counted the events
 	}
-	nowNs := e.nanos(now)
 	if q.pol.Schedule == eventgrid.CloudExponential && q.failures >= e.opts.ProbationAfterFailures {
 		q.probation = nowNs + int64(scaled(probationLength(res.Outcome), q.pol.Scale))
-		q.limit = 1
+		q.ctl.probe()
 	}
 	for _, it := range b.items {
 		it.status, it.outcome = uint16(min(res.StatusCode, 65535)), res.Outcome

@@ -1,6 +1,8 @@
 package delivery
 
 import (
+	"time"
+
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
@@ -59,4 +61,11 @@ func (e *Engine) Budget() *budget.Budget { return e.budget }
 // releaseItem returns it to the budget and the subscription's share.
 func (q *queue) releaseItem(it *item) {
 	it.s.Release(&q.share, int64(len(it.body)))
+}
+
+// deliveredItem returns it, which its subscriber took at now, to the budget
+// and the subscription's share: the room publish requests held for room
+// wait for (see budget.Budget.ReserveWithin).
+func (q *queue) deliveredItem(it *item, now time.Time) {
+	it.s.Delivered(&q.share, int64(len(it.body)), now)
 }

@@ -23,15 +23,31 @@
 //
 // The engine's files are parted by concern: options.go (settings),
 // budget.go (events enqueued and given back to the budget), sched.go
-// (workers, run queues and the watchdog), attempt.go (one delivery attempt
-// and its outcome), queue.go (one subscription's queue) and lifecycle.go
-// (subscriptions put and deleted, shutdown).
+// (workers, run queues and the watchdog), control.go (a subscription's
+// concurrency), stall.go (stalled requests), attempt.go (one delivery
+// attempt and its outcome), queue.go (one subscription's queue) and
+// lifecycle.go (subscriptions put and deleted, shutdown).
 //
 // MaxConcurrent workers, one per slot of the pool, take turns over two run
-// queues. Proven subscriptions (a delivery succeeded, the last attempt did
-// not fail, nothing in flight is suspect) wait in the fast line; unproven,
-// failing and suspect ones in the slow line, which may hold at most half of
-// the pool at once; when both lines wait, workers alternate between them.
+// queues. Proven subscriptions (a delivery succeeded, fewer than three
+// attempts in a row failed, the endpoint is not hung) wait in the fast
+// line; unproven, failing and hung ones in the slow line, which may hold at
+// most half of the pool at once; when both lines wait, workers alternate
+// between them.
+//
+// # A subscription's concurrency follows its endpoint
+//
+// How many requests of a subscription may be in flight is sized by what
+// its endpoint says (control.go): 429 and 503 lower it, at most once per
+// round trip, by half their share of the answers since the last decrease;
+// successes add one each, or one per round trip above the limit the last
+// overload left; other failures, which say nothing about load, change
+// nothing. A request in flight longer than four times the subscription's
+// usual answer time is stalled, and stops counting while the endpoint
+// answers other requests (stall.go), so that a few requests that hang do
+// not slow down the rest.
+//
+// # Suspect requests leave the pool
 //
 // A request is suspect once it has been in flight longer than four times its
 // subscription's usual answer time (a moving average), within
@@ -39,9 +55,7 @@
 // the subscription has not answered yet. What is suspect is decided from
 // what is observable now, not only from timeouts that complete after
 // DeliverTimeout: a watchdog, armed while requests are in flight, looks at
-// the pool's requests ten times per SuspectAfter. A subscription with a
-// suspect request moves to the slow line and sends one request at a time
-// until that request ends.
+// the requests every SuspectAfter/100.
 //
 // The worker of a suspect request is parked: it leaves its slot to a new
 // worker and stays with its request until the answer or the timeout, then

@@ -60,8 +60,8 @@ type Engine struct {
 	// innermost lock.
 	sched    sync.Mutex
 	wake     *sync.Cond
-	runq     fifo[*queue] // proven subscriptions with nothing suspect
-	slowq    fifo[*queue] // unproven, failing or suspect subscriptions
+	runq     fifo[*queue] // proven subscriptions whose endpoint answers
+	slowq    fifo[*queue] // unproven, failing or hung subscriptions
 	slowBusy int          // pool workers whose request counts against slowMax
 	slowMax  int
 	turn     bool       // alternates between runq and slowq when both wait
@@ -69,9 +69,10 @@ type Engine struct {
 	stopping bool
 	// slots are the pool's workers, one per slot; a worker whose request
 	// turned suspect leaves its slot to a new worker and is parked: it
-	// waits for its answer outside the pool, at most parkMax at a time.
+	// waits for its answer outside the pool, in parkedW, at most parkMax
+	// at a time.
 	slots   []*worker
-	parked  int
+	parkedW []*worker
 	parkMax int
 }
 

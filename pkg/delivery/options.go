@@ -37,10 +37,12 @@ type Options struct {
 	// DeliverTimeout bounds one delivery request.
 	DeliverTimeout time.Duration
 	// MaxConcurrent is the number of delivery workers. MaxPerSubscription
-	// bounds one subscription's requests in flight; a subscription starts
-	// at one and doubles its allowance with each success, halving it on
-	// each failure. Unproven subscriptions (no success yet), failing ones
-	// and suspect ones share at most half of the workers.
+	// bounds one subscription's concurrency: its requests in flight, not
+	// counting up to as many stalled ones. A subscription starts at one;
+	// each success adds one, 429 and 503 lower it at most once per round
+	// trip, and other failures change nothing (control.go).
+	// Unproven subscriptions (no success yet), failing ones and hung ones
+	// share at most half of the workers.
 	MaxConcurrent      int
 	MaxPerSubscription int
 	// SuspectAfter is the longest a request may be in flight before it is
@@ -50,7 +52,9 @@ type Options struct {
 	// worker leaves the pool to wait for the answer, and a new worker takes
 	// its place; MaxParked bounds the requests waiting so, and so the
 	// goroutines beyond the pool. Zero means the defaults: 1 s and twice
-	// MaxConcurrent.
+	// MaxConcurrent. SuspectAfter also scales the watchdog, which looks
+	// every SuspectAfter/100, and the least time before a request is
+	// stalled, SuspectAfter/50 (stall.go).
 	SuspectAfter time.Duration
 	MaxParked    int
 	// Budget is the broker's budget, which every queued event counts in

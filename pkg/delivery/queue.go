@@ -42,22 +42,25 @@ type queue struct {
 	ready   deque
 	backoff [2]deque
 	timed   heap
-	// inflight requests; limit is how many may be: it starts at one, doubles
-	// with each success up to MaxPerSubscription, and halves with each
-	// failure. flying are the batches in flight.
+	// inflight requests; ctl sizes how many may count against the
+	// subscription (control.go). flying are the batches in flight.
 	inflight int
-	limit    int
+	ctl      control
 	flying   []*taken
 	// proven is set by the first success: until then the subscription is
 	// unproven and waits in the slow line.
 	proven bool
-	// suspects counts the requests in flight that the watchdog found
-	// suspect; while there are any, the subscription waits in the slow line
-	// and sends one request at a time. usual is its usual answer time, in
-	// ns (0 before the first answer). Both are atomics: the watchdog reads
-	// them under Engine.sched, which may not take the queue's lock.
-	suspects atomic.Int32
-	usual    atomic.Int64
+	// stalled counts the requests in flight that the watchdog found
+	// stalled (stall.go), stallStart is when the latest of them was sent,
+	// and answered when the latest request that got an answer was sent,
+	// in ns since Engine.epoch.
+	// usual is the usual answer time, in ns (0 before the first answer).
+	// All are atomics: the watchdog reads them under Engine.sched, which
+	// may not take the queue's lock.
+	stalled    atomic.Int32
+	stallStart atomic.Int64
+	answered   atomic.Int64
+	usual      atomic.Int64
 	// failures counts consecutive failed attempts; probation, when after
 	// now, is when the subscription's probation ends (CloudExponential: new
 	// events wait for it instead of being tried at once).
@@ -86,7 +89,7 @@ type queue struct {
 }
 
 func newQueue(e *Engine, sub *eventgrid.EventSubscription) *queue {
-	q := &queue{e: e, uid: sub.UID, limit: 1, rec: e.opts.Board.Sub(sub)}
+	q := &queue{e: e, uid: sub.UID, ctl: newControl(e.opts.MaxPerSubscription), rec: e.opts.Board.Sub(sub)}
 	q.setSubLocked(sub)
 	return q
 }
@@ -177,22 +180,18 @@ func (q *queue) kick() {
 
 func (q *queue) onProbationLocked(now int64) bool { return q.probation > now }
 
+// failingAfter is the number of consecutive failed attempts after which a
+// subscription is failing and waits in the slow line: an endpoint that
+// fails now and then keeps its place among the healthy ones.
+const failingAfter = 3
+
 // scheduleLocked puts the queue in line for a worker when it has a batch it
-// may send now: in the slow line when it is unproven, failing or suspect.
+// may send now: in the slow line when it is unproven, failing or may hang.
 func (q *queue) scheduleLocked() {
-	if q.closed || q.stopped || q.ready.len() == 0 || q.inflight >= q.limitLocked() {
+	if q.closed || q.stopped || q.ready.len() == 0 || !q.mayStartLocked() {
 		return
 	}
-	q.e.schedule(q, !q.proven || q.failures > 0 || q.suspects.Load() > 0)
-}
-
-// limitLocked returns how many requests may be in flight: one while a
-// request is suspect, the concurrency limit otherwise.
-func (q *queue) limitLocked() int {
-	if q.suspects.Load() > 0 {
-		return 1
-	}
-	return q.limit
+	q.e.schedule(q, !q.proven || q.failures >= failingAfter || q.hung())
 }
 
 // armLocked sets the timer for the earliest due waiting item.
@@ -250,7 +249,7 @@ func (q *queue) stats() QueueStats {
 		Backoff:          [2]int{q.backoff[0].len(), q.backoff[1].len()},
 		Scheduled:        q.timed.len(),
 		InFlight:         q.inflight,
-		ConcurrencyLimit: q.limit,
+		ConcurrencyLimit: q.ctl.limit,
 		LastFailure:      q.lastFailure,
 		LastError:        q.lastError,
 		Failures:         q.failures,

@@ -1,6 +1,9 @@
 package delivery
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // worker is one delivery goroutine. While it holds a slot of the pool it
 // serves queues; the watchdog parks it when its request turns suspect, and
@@ -16,23 +19,39 @@ type worker struct {
 	slow   bool
 	parked bool
 	// start is when the request began, in ns since Engine.epoch, and state
-	// one of idle, flying, suspect and aborted: the worker sets them without
-	// a lock and the watchdog turns flying into suspect, and suspect into
-	// aborted. cancel cancels the request: the worker sets it before the
-	// state flying, and the watchdog calls it under Engine.sched, which the
-	// worker takes (in next) before it starts another request.
+	// the request's flags below: the worker sets them without a lock, to
+	// flying and back to zero, and the watchdog adds the others. cancel
+	// cancels the request: the worker sets it before the state flying, and
+	// the watchdog calls it under Engine.sched, which the worker takes (in
+	// next) before it starts another request. pidx is its index in
+	// Engine.parkedW while parked.
 	start  atomic.Int64
 	state  atomic.Int32
 	cancel func()
+	pidx   int
 }
 
-// The states of a worker's request.
+// The flags of a worker's request; idle is none.
 const (
-	idle int32 = iota
-	flying
-	suspect
-	aborted
+	flying  int32 = 1 << iota // in flight
+	suspect                   // past suspectAfter: parked, or counted in the slow share
+	stalled                   // past stallAfter (stall.go)
+	aborted                   // cancelled: no room to park it
+	cut                       // cancelled: its subscription had too many stalled
+	idle    int32 = 0
 )
+
+// flag adds f to the flags of w's request, unless the request has ended,
+// was cancelled or has f already; it reports whether it did. Only the
+// watchdog adds flags, under Engine.sched, so the request can only end
+// meanwhile.
+func (w *worker) flag(f int32) (was int32, ok bool) {
+	s := w.state.Load()
+	if s&flying == 0 || s&(f|aborted|cut) != 0 || !w.state.CompareAndSwap(s, s|f) {
+		return s, false
+	}
+	return s, true
+}
 
 // startWorkerLocked starts a worker in slot. Called with Engine.sched held.
 func (e *Engine) startWorkerLocked(slot int) {
@@ -76,7 +95,11 @@ func (e *Engine) next(w *worker) (q *queue, d *discard, ok bool) {
 		e.slowBusy--
 	}
 	if w.parked {
-		e.parked--
+		last := e.parkedW[len(e.parkedW)-1]
+		last.pidx = w.pidx
+		e.parkedW[w.pidx] = last
+		e.parkedW[len(e.parkedW)-1] = nil
+		e.parkedW = e.parkedW[:len(e.parkedW)-1]
 		return nil, nil, false
 	}
 	for {
@@ -98,8 +121,8 @@ func (e *Engine) next(w *worker) (q *queue, d *discard, ok bool) {
 		switch {
 		case fast:
 			q = e.runq.pop()
-			if q.suspects.Load() > 0 {
-				// A request of q turned suspect while q waited in line.
+			if q.hung() {
+				// Its endpoint stopped answering while q waited in line.
 				e.slowq.push(q)
 				continue
 			}
@@ -149,8 +172,11 @@ func (q *queue) suspectAfter() int64 {
 }
 
 // noteAnswer folds the time an answer took into the subscription's usual
-// answer time, a moving average. Concurrent updates may lose one another,
-// which an average can afford.
+// answer time, a moving average. An answer counts as four times the usual
+// time at most, so that the few requests that stall do not make the usual
+// time theirs, while an endpoint that turns slow raises it by more than a
+// third per answer. Concurrent updates may lose one another, which an
+// average can afford.
 func (q *queue) noteAnswer(ns int64) {
 	ns = max(ns, 1)
 	u := q.usual.Load()
@@ -158,7 +184,15 @@ func (q *queue) noteAnswer(ns int64) {
 		q.usual.Store(ns)
 		return
 	}
+	ns = min(ns, 4*u)
 	q.usual.Store(u + (ns-u)/8)
+}
+
+// watchTick is the watchdog's period: SuspectAfter/100 (10 ms by
+// default), at least a millisecond, so that a stalled request is found
+// soon after stallAfter.
+func (e *Engine) watchTick() time.Duration {
+	return max(e.opts.SuspectAfter/100, time.Millisecond)
 }
 
 // watching makes sure the watchdog runs while a request is in flight: the
@@ -173,7 +207,7 @@ func (e *Engine) watching() {
 		return
 	}
 	e.watchOn.Store(true)
-	tick := e.opts.SuspectAfter / 10
+	tick := e.watchTick()
 	if e.watch == nil {
 		e.watch = e.clock.AfterFunc(tick, e.onWatch)
 		return
@@ -210,10 +244,10 @@ func (e *Engine) stopWatch() {
 }
 
 // onWatch is the watchdog: it finds the requests of the pool that have been
-// in flight longer than their subscription's suspectAfter. A suspect
-// request's subscription moves to the slow line (with one request at a
-// time) and the request is parked: its worker leaves the pool and a new one
-// takes its slot, so that the pool keeps serving the other subscriptions.
+// in flight longer than their subscription's suspectAfter, and the stalled
+// requests (stall.go). A suspect request is parked: its worker leaves the
+// pool and a new one takes its slot, so that the pool keeps serving the
+// other subscriptions.
 // At most parkMax requests are parked; beyond that a suspect request keeps
 // its worker and counts against the slow line's share of the pool, and when
 // that is full, or others wait in the slow line, the request is cancelled
@@ -223,32 +257,36 @@ func (e *Engine) onWatch() {
 	if !e.watchOn.Load() {
 		return
 	}
-	e.scan(e.nanos(e.clock.Now()))
+	for _, q := range e.scan(e.nanos(e.clock.Now())) {
+		q.kick() // a request of q stalled: it may send another
+	}
 	e.watchMu.Lock()
 	defer e.watchMu.Unlock()
 	if e.watchOn.Load() {
-		e.watch.Reset(e.opts.SuspectAfter / 10)
+		e.watch.Reset(e.watchTick())
 	}
 }
 
-// scan parks or counts the requests of the pool that turned suspect by now.
-func (e *Engine) scan(now int64) {
+// scan parks or counts the requests of the pool that turned suspect by now,
+// then marks the requests, in the pool or parked, that stalled. It returns
+// the queues that may send more because a request of theirs stalled.
+func (e *Engine) scan(now int64) (more []*queue) {
 	e.sched.Lock()
 	defer e.sched.Unlock()
 	if e.stopping {
-		return
+		return nil
 	}
 	for i, w := range e.slots {
-		if w.q == nil || w.state.Load() != flying || now-w.start.Load() <= w.q.suspectAfter() {
+		if w.q == nil || now-w.start.Load() <= w.q.suspectAfter() {
 			continue
 		}
-		if !w.state.CompareAndSwap(flying, suspect) {
+		if _, ok := w.flag(suspect); !ok {
 			continue // it has just ended
 		}
-		w.q.suspects.Add(1)
 		switch {
-		case e.parked < e.parkMax:
-			e.parked++
+		case len(e.parkedW) < e.parkMax:
+			w.pidx = len(e.parkedW)
+			e.parkedW = append(e.parkedW, w)
 			w.parked = true
 			if w.slow {
 				w.slow = false
@@ -261,11 +299,29 @@ func (e *Engine) scan(now int64) {
 		case !w.slow && e.slowBusy < e.slowMax:
 			w.slow = true
 			e.slowBusy++
-		case w.state.CompareAndSwap(suspect, aborted):
-			// Cancelling only closes the request's context: no I/O, no
-			// logging, so it may run under the lock.
-			w.cancel()
+		default:
+			e.cancelLocked(w, aborted)
 		}
+	}
+	for _, w := range e.slots {
+		more = e.stall(w, now, more)
+	}
+	for _, w := range e.parkedW {
+		more = e.stall(w, now, more)
+	}
+	return more
+}
+
+// cancelLocked cancels w's request for the reason why (aborted or cut),
+// unless it has ended. A stalled request stops counting as stalled at once.
+// Called with Engine.sched held: cancelling only closes the request's
+// context, no I/O, no logging.
+func (e *Engine) cancelLocked(w *worker, why int32) {
+	if was, ok := w.flag(why); ok {
+		if was&stalled != 0 {
+			w.q.stalled.Add(-1)
+		}
+		w.cancel()
 	}
 }
 

@@ -78,6 +78,9 @@ func suspectEngine(t *testing.T, workers, parked int) (*delivery.Engine, *fakecl
 	o.Clock = clock
 	o.MaxConcurrent, o.MaxParked = workers, parked
 	o.DeliverTimeout = time.Hour
+	// A request the watchdog cancels stays in back-off while the test
+	// moves the clock on, however finely the watchdog looks.
+	o.Backoff = [2]time.Duration{time.Hour, time.Hour}
 	s := newHangingSender()
 	return hangingEngine(t, o, s), clock, s
 }
@@ -134,10 +137,19 @@ func TestEngine_SuspectRequestIsParked(t *testing.T) {
 	if st := e.Stats(); st.InFlight != 1 {
 		t.Errorf("%d requests in flight, want the parked one", st.InFlight)
 	}
-	// The suspect subscription sends one request at a time.
-	mustPublish(t, e, []*eventgrid.EventSubscription{hung}, newEvent("h2", 50))
-	if st, _ := e.QueueStats(hung); st.InFlight != 1 || st.Ready != 1 {
-		t.Errorf("suspect subscription: %+v, want one in flight and one waiting", st)
+	// Its endpoint has not answered since: the subscription sends one
+	// request beside the stalled one, to learn whether the endpoint hangs,
+	// and no more.
+	mustPublish(t, e, []*eventgrid.EventSubscription{hung}, newEvent("h2", 50), newEvent("h3", 50))
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if st, _ := e.QueueStats(hung); st.InFlight != 2 || st.Ready != 1 {
+			return fmt.Errorf("suspect subscription: %+v, want two in flight and one waiting", st)
+		}
+		return nil
+	})
+	clock.Advance(time.Second)
+	if st, _ := e.QueueStats(hung); st.InFlight != 2 || st.Ready != 1 {
+		t.Errorf("suspect subscription after its second request stalled: %+v, want two in flight and one waiting", st)
 	}
 }
 
@@ -201,7 +213,8 @@ func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
 	}
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		for _, sub := range warm {
-			if s.deliveredTo(sub.Name) != 8 {
+			// Answered, and done with: no answer comes after they hang.
+			if st, _ := e.QueueStats(sub); s.deliveredTo(sub.Name) != 8 || st.InFlight != 0 {
 				return fmt.Errorf("%s warming up", sub.Name)
 			}
 		}
@@ -224,8 +237,29 @@ func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
 		}
 		return nil
 	})
-	if st := e.Stats(); st.InFlight != 8 {
-		t.Errorf("%d requests in flight; want the 8 parked, and no more sent to the suspect subscriptions", st.InFlight)
+	// Once their requests have stalled, with no answer since, the hung
+	// subscriptions send no more, but for one request beside a single
+	// stalled one, to learn whether the endpoint hangs. (How the pool's 8
+	// were shared between the two depends on the workers' turns: one that
+	// had none sends up to its limit once the pool has room, and those
+	// stall in turn.)
+	inFlight := func() map[string]int {
+		m := map[string]int{}
+		for _, sub := range warm {
+			st, _ := e.QueueStats(sub)
+			m[sub.Name] = st.InFlight
+		}
+		return m
+	}
+	before := inFlight()
+	for range 10 {
+		clock.Advance(100 * time.Millisecond)
+	}
+	after := inFlight()
+	for _, sub := range warm {
+		if n := sub.Name; after[n] > max(before[n], 2) {
+			t.Errorf("%s: %d requests in flight once its requests had stalled, then %d", n, before[n], after[n])
+		}
 	}
 }
 

@@ -1,9 +1,12 @@
 package dispatch
 
 import (
+	"context"
 	"sync"
+	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/budget"
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
@@ -32,6 +35,13 @@ type Options struct {
 	// Board, if not nil, is the inspection board, whose totals
 	// DeliveryStatus shows.
 	Board *inspect.Board
+	// PublishHold is the longest a request that does not fit the budget
+	// now is held for room while what it waits for drains
+	// (broker__publishHoldInMilliseconds, see budget.Budget.ReserveWithin);
+	// zero refuses it at once. Clock is the delivery modes' clock; nil
+	// means clock.System.
+	PublishHold time.Duration
+	Clock       clock.Clock
 }
 
 // Metrics receives what the dispatcher measures. Implementations must not
@@ -104,6 +114,19 @@ func New(o Options) *Dispatcher {
 
 // Budget returns the broker's budget.
 func (d *Dispatcher) Budget() *budget.Budget { return d.opts.Budget }
+
+// wait is how a request that does not fit now waits for room.
+func (d *Dispatcher) wait() budget.Wait {
+	return budget.Wait{Hold: d.opts.PublishHold, Clock: d.opts.Clock}
+}
+
+// Admit reports whether a request of about bytes bytes could be held now,
+// as far as the broker's own bounds tell, waiting for room as a publish
+// does (see Publish) until ctx is done. The publish path asks before it
+// reads a body.
+func (d *Dispatcher) Admit(ctx context.Context, bytes int64) bool {
+	return d.opts.Budget.AdmitWithin(ctx, d.wait(), bytes)
+}
 
 // modeOf returns the mode that serves sub.
 func (d *Dispatcher) modeOf(sub *eventgrid.EventSubscription) mode {

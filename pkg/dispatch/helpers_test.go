@@ -62,16 +62,28 @@ func (r *rejections) Rejected(n int) { r.n.Add(int64(n)) }
 
 func newBroker(t *testing.T, l budget.Limits, transform func(eventgrid.Topic, *eventgrid.EventSubscription, []byte) []byte) *broker {
 	t.Helper()
-	b := &broker{budget: budget.New(l), gate: newGate(), rej: &rejections{}, board: inspect.New(inspect.Options{})}
-	o := delivery.DefaultOptions()
-	o.Budget, o.Board = b.budget, b.board
-	o.LogDeliveryFailure, o.LogEventExpiry = false, false
-	b.engine = delivery.New(o, b.gate, nil, zerolog.Nop())
+	g := newGate()
+	b := newBrokerWith(t, l, g, dispatch.Options{Transform: transform})
+	b.gate = g
+	t.Cleanup(g.Open) // before the engine closes: nothing hangs
+	return b
+}
+
+// newBrokerWith is a broker whose push engine delivers through sender,
+// with the dispatcher options o (their budget, modes, board and metrics
+// set here).
+func newBrokerWith(t *testing.T, l budget.Limits, sender delivery.Sender, o dispatch.Options) *broker {
+	t.Helper()
+	b := &broker{budget: budget.New(l), rej: &rejections{}, board: inspect.New(inspect.Options{})}
+	eo := delivery.DefaultOptions()
+	eo.Budget, eo.Board = b.budget, b.board
+	eo.LogDeliveryFailure, eo.LogEventExpiry = false, false
+	b.engine = delivery.New(eo, sender, nil, zerolog.Nop())
 	t.Cleanup(func() { _ = b.engine.Close(context.Background()) })
-	t.Cleanup(b.gate.Open) // before the engine closes: nothing hangs
 	b.store = pull.New(pull.Options{Board: b.board}, zerolog.Nop())
 	t.Cleanup(func() { _ = b.store.Close(context.Background()) })
-	b.d = dispatch.New(dispatch.Options{Budget: b.budget, Push: b.engine, Queues: b.store, Transform: transform, Metrics: b.rej, Board: b.board})
+	o.Budget, o.Push, o.Queues, o.Metrics, o.Board = b.budget, b.engine, b.store, b.rej, b.board
+	b.d = dispatch.New(o)
 	return b
 }
 

@@ -45,10 +45,13 @@ func (sc *scratch) release() {
 // decides once for the whole request (see budget.Budget.Reserve): a request
 // that can never fit gets EPayloadTooLarge and one that does not fit now
 // EQueueFull, naming the subscription whose share is full when that is
-// why, and either way nothing is queued. Every byte the request leaves
-// queued counts: the published events, and each converted copy once,
-// however many subscriptions, push or queue, share it.
-func (d *Dispatcher) Publish(_ context.Context, p eventgrid.Publication) error {
+// why, and either way nothing is queued. A request that does not fit now
+// is first held for room, up to PublishHold and until ctx is done, while
+// the subscriptions it waits for, push or queue, are taking deliveries.
+// Every byte the request leaves queued counts: the published events, and
+// each converted copy once, however many subscriptions, push or queue,
+// share it.
+func (d *Dispatcher) Publish(ctx context.Context, p eventgrid.Publication) error {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
 	pairs, bytes, accepted := d.tally(sc, p)
@@ -64,7 +67,7 @@ func (d *Dispatcher) Publish(_ context.Context, p eventgrid.Publication) error {
 			return err
 		}
 	}
-	h, err := d.opts.Budget.Reserve(pairs, bytes, accepted, sc.claims)
+	h, err := d.opts.Budget.ReserveWithin(ctx, d.wait(), pairs, bytes, accepted, sc.claims)
 	if err != nil {
 		d.opts.Metrics.Rejected(int(pairs))
 		return err

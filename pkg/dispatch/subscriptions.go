@@ -64,6 +64,8 @@ type Holding struct {
 type Holdings struct {
 	Events, Bytes int64
 	Subscriptions []Holding
+	// Waiting is the publish requests held for room now.
+	Waiting int
 }
 
 // Holdings returns what the broker holds now.
@@ -76,6 +78,7 @@ func (d *Dispatcher) Holdings() Holdings {
 	d.mu.Unlock()
 	var h Holdings
 	h.Events, h.Bytes = d.opts.Budget.Used()
+	h.Waiting = d.opts.Budget.Waiting()
 	h.Subscriptions = make([]Holding, 0, len(subs))
 	for _, s := range subs {
 		if sh, _ := d.modeOf(s).Share(s); sh != nil {

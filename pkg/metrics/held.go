@@ -14,7 +14,7 @@ import (
 type heldCollector struct {
 	held *atomic.Pointer[func() dispatch.Holdings]
 
-	queuedEvents, queuedBytes, subEvents, subBytes *prometheus.Desc
+	queuedEvents, queuedBytes, subEvents, subBytes, waiting *prometheus.Desc
 }
 
 func newHeldCollector(held *atomic.Pointer[func() dispatch.Holdings]) *heldCollector {
@@ -30,6 +30,8 @@ func newHeldCollector(held *atomic.Pointer[func() dispatch.Holdings]) *heldColle
 		subBytes: prometheus.NewDesc("eventgrid_subscription_held_bytes",
 			"Bytes of the bodies a subscription holds, push or queue, against broker__maxQueuedBytesPerSubscription.",
 			[]string{labelTopic, labelSubscription}, nil),
+		waiting: prometheus.NewDesc("eventgrid_publish_requests_waiting",
+			"Publish requests held for room now, waiting for deliveries to drain a full share or the broker's bounds (broker__publishHoldInMilliseconds).", nil, nil),
 	}
 }
 
@@ -39,6 +41,7 @@ func (c *heldCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.queuedBytes
 	ch <- c.subEvents
 	ch <- c.subBytes
+	ch <- c.waiting
 }
 
 // Collect implements prometheus.Collector. Subscriptions of the same topic
@@ -55,6 +58,7 @@ func (c *heldCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.queuedEvents, h.Events)
 	gauge(c.queuedBytes, h.Bytes)
+	gauge(c.waiting, int64(h.Waiting))
 	type key struct{ topic, name string }
 	sums := make(map[key]*[2]int64, len(h.Subscriptions))
 	order := make([]key, 0, len(h.Subscriptions))

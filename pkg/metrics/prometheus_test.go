@@ -67,7 +67,7 @@ func TestPrometheus_Series(t *testing.T) {
 		}}
 	})
 	p.CollectHeld(func() dispatch.Holdings {
-		return dispatch.Holdings{Events: 9, Bytes: 900, Subscriptions: []dispatch.Holding{
+		return dispatch.Holdings{Events: 9, Bytes: 900, Waiting: 4, Subscriptions: []dispatch.Holding{
 			{Subscription: newSub(1, "T1", "s1"), Events: 7, Bytes: 700},
 			{Subscription: queueSub(3, "T1", "q"), Events: 2, Bytes: 300},
 		}}
@@ -119,6 +119,7 @@ func TestPrometheus_Series(t *testing.T) {
 		{"eventgrid_deliveries_in_flight", nil, 2},
 		{"eventgrid_queued_events", nil, 9},
 		{"eventgrid_queued_bytes", nil, 900},
+		{"eventgrid_publish_requests_waiting", nil, 4},
 		{"eventgrid_subscription_held_events", sub("T1", "s1"), 7},
 		{"eventgrid_subscription_held_bytes", sub("T1", "s1"), 700},
 		{"eventgrid_subscription_held_events", sub("T1", "q"), 2},

@@ -120,6 +120,13 @@ func (q *queue) release(e *entry) {
 	e.hold.Release(&q.share, int64(len(e.body)))
 }
 
+// acknowledged returns e, acknowledged at now, to the budget and the
+// subscription's share: the room publish requests held for room wait for
+// (see budget.Budget.ReserveWithin).
+func (q *queue) acknowledged(e *entry, now time.Time) {
+	e.hold.Delivered(&q.share, int64(len(e.body)), now)
+}
+
 // finishLocked ends e, which is in no list, heap or map any more: it is
 // dead-lettered when the subscription has a destination for that, and
 // dropped otherwise.

@@ -60,7 +60,7 @@ func (q *queue) settleLocked(t, kind string, delay time.Duration, now time.Time,
 		q.locks.remove(e)
 		delete(q.tokens, t)
 		e.state = gone
-		q.release(e)
+		q.acknowledged(e, now)
 		fx.acked++
 		q.noteLocked(fx, inspect.OutcomeDelivered, e, "", time.Time{})
 	case SettleRelease:

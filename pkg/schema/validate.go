@@ -103,9 +103,14 @@ func validInteger(s string) bool {
 	if mag == "" || len(mag) > 10 || (mag[0] == '0' && len(mag) > 1) {
 		return false
 	}
-	n, ok := digits(mag)
-	if !ok {
-		return false
+	// Ten digits overflow a 32-bit int (the ARM v7 build), so count in int64.
+	var n int64
+	for i := 0; i < len(mag); i++ {
+		c := mag[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int64(c-'0')
 	}
 	if len(mag) < len(s) {
 		return n <= 1<<31

@@ -1,6 +1,6 @@
 // Command bench measures the broker end to end on loopback:
 //
-//	go run ./scripts/bench [-scenarios a,b,c,d,e,f] [-size 1024] [-out file.json]
+//	go run ./scripts/bench [-scenarios a,ar,b,br,c,d,e,f] [-size 1024] [-out file.json]
 //
 // It builds the broker binary (go build ./module, or runs the one given with
 // -broker), starts it as a child process with a fresh configuration for
@@ -24,6 +24,20 @@
 //	   number, then -overflow publish requests past that limit
 //	f  latency: one event per request at a fixed rate (-rate), open loop,
 //	   unbatched delivery
+//	ar, br  a and b through a bare Go relay instead of the broker: this
+//	   program run again as a child process, which forwards each publish
+//	   request to the sink before answering it, as the requests the broker
+//	   sends (one in, one out; two of 50 out in br). a and b are judged
+//	   against them: at least 0.9 times the relay.
+//	g  pull delivery (receive + acknowledge); only when asked for
+//	h  a faulty sink: -chaos-subs subscriptions on one topic, every other
+//	   one batched by -chaos-batch, get -chaos-events events with back-off
+//	   intervals of 1 s and 2 s; once fault-free (h0), then once per -chaos
+//	   spec (h1, h2, …): a fraction of the delivery requests fail (500, 408,
+//	   a dropped connection, no answer before the delivery timeout, 503,
+//	   429 with Retry-After), each run compared with h0. The sink keeps
+//	   every event id it accepted, so lost and duplicated deliveries are
+//	   counted. Only when asked for: its faulty runs take minutes.
 //	i  the console's cost: b's flow with nobody watching, then with a live
 //	   tail, the delivery outcomes and a page polling the inspection API
 //	   every second, alternating -console-rounds times; the console should

@@ -59,6 +59,13 @@ type report struct {
 }
 
 func main() {
+	if os.Getenv(relayEnv) != "" {
+		if err := runRelay(); err != nil {
+			fmt.Fprintln(os.Stderr, "relay:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var (
 		s         settings
 		scenarios string
@@ -66,7 +73,7 @@ func main() {
 		env       = envFlag{}
 	)
 	flag.StringVar(&s.bin, "broker", "", "broker binary to run (default: build ./module into a temporary directory)")
-	flag.StringVar(&scenarios, "scenarios", "a,b,c,d,e,f", "scenarios to run, comma-separated (also g and i)")
+	flag.StringVar(&scenarios, "scenarios", "a,ar,b,br,c,d,e,f", "scenarios to run, comma-separated (also g, h and i)")
 	flag.IntVar(&s.size, "size", 1024, "bytes per event, as published")
 	flag.IntVar(&s.publishers, "publishers", 6, "concurrent publishers (closed loop) in a-e")
 	flag.DurationVar(&s.duration, "duration", 10*time.Second, "publishing time of a, b and f")
@@ -82,6 +89,11 @@ func main() {
 	flag.StringVar(&s.perfDir, "perf", "", "directory for perf record profiles of the broker, one per scenario (needs perf; adds overhead)")
 	flag.DurationVar(&s.waitIdle, "wait-idle", 0, "before each scenario, wait up to this long for the machine to be idle (other processes under 0.1 cores)")
 	flag.IntVar(&s.retryBusy, "retry-busy", 0, "run a scenario again, up to this many times, when other processes took more than 0.15 cores during it; the quietest run is kept")
+	flag.Var(&s.chaos.specs, "chaos", "a faulty run of h, RATE:KINDS:TIMEOUT[:TARGET] (repeatable): the fraction of delivery requests that fail, the fault kinds (500, 408, drop, late, 503, 429; neutral = 500,408,drop,late; all), broker__deliverTimeoutInSeconds, and the most times slower than fault-free it may be (default "+strings.Join(defaultChaos, " ")+")")
+	flag.Int64Var(&s.chaos.events, "chaos-events", 20000, "events to publish in each run of h")
+	flag.IntVar(&s.chaos.subs, "chaos-subs", 8, "subscriptions of h's topic; every other one is batched")
+	flag.IntVar(&s.chaos.batch, "chaos-batch", 10, "maxEventsPerBatch of h's batched subscriptions")
+	flag.Uint64Var(&s.chaos.seed, "seed", 1, "seed of h's fault draws")
 	flag.IntVar(&s.consoleRounds, "console-rounds", 2, "how many times i runs b's flow without, then with, the console open")
 	flag.Var(env, "env", "extra broker environment KEY=VALUE for every scenario (repeatable), e.g. -env GOGC=200")
 	flag.Parse()
@@ -100,6 +112,8 @@ func run(s *settings, scenarios, out string) error {
 		return fmt.Errorf("-rate, -size, -backlog and -hang-timeout must be positive")
 	case s.duration <= 0:
 		return fmt.Errorf("-duration must be positive")
+	case s.chaos.events < 1, s.chaos.subs < 1, s.chaos.batch < 1:
+		return fmt.Errorf("-chaos-events, -chaos-subs and -chaos-batch must be positive")
 	case s.consoleRounds < 1:
 		return fmt.Errorf("-console-rounds must be at least 1")
 	}
@@ -136,14 +150,18 @@ func run(s *settings, scenarios, out string) error {
 	for _, name := range strings.Split(scenarios, ",") {
 		switch name = strings.TrimSpace(name); name {
 		case "":
-		case "a", "b", "c", "d", "e", "f", "g", "i":
+		case "a", "ar", "b", "br", "c", "d", "e", "f", "g", "h", "i":
 			names = append(names, name)
 		default:
-			return fmt.Errorf("unknown scenario %q (want a-g or i)", name)
+			return fmt.Errorf("unknown scenario %q (want a-i, ar or br)", name)
 		}
 	}
 	var c9 float64 // subscriptions 1-9 in c, for d
 	for _, name := range names {
+		if name == "h" {
+			rep.Results = append(rep.Results, s.scenarioH()...)
+			continue
+		}
 		if name == "i" {
 			rep.Results = append(rep.Results, s.scenarioI()...)
 			continue
@@ -154,6 +172,7 @@ func run(s *settings, scenarios, out string) error {
 		}
 		rep.Results = append(rep.Results, r)
 	}
+	compareRelay(rep.Results)
 	printTable(os.Stdout, rep.Results)
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -212,8 +231,12 @@ func (s *settings) scenario(name string, c9 float64) result {
 		switch name {
 		case "a":
 			r, err = s.scenarioA()
+		case "ar":
+			r, err = s.scenarioAR()
 		case "b":
 			r, err = s.scenarioB()
+		case "br":
+			r, err = s.scenarioBR()
 		case "c":
 			r, err = s.scenarioC()
 		case "d":

@@ -26,6 +26,7 @@ type settings struct {
 	waitIdle     time.Duration
 	retryBusy    int
 	env          map[string]string // extra broker environment, for every scenario
+	chaos        chaosSettings
 	// consoleRounds is how many times i runs without and with the
 	// console open.
 	consoleRounds int
@@ -74,6 +75,25 @@ func (r *result) judge(target string, met bool) {
 	r.Target, r.Met = target, &met
 }
 
+// finish takes the meter's closing figures over events received, the last
+// at last (Unix ns), and the throughput and latency from t0 on. It fails
+// if the broker died.
+func (r *result) finish(m *meter, b *broker, t0 time.Time, events, last int64, lat []int64) error {
+	if err := m.finish(r, events); err != nil {
+		return err
+	}
+	if !b.alive() {
+		return fmt.Errorf("the broker died during the run\n%s", b.output())
+	}
+	r.Received = events
+	if last > 0 {
+		r.Seconds = float64(last-t0.UnixNano()) / 1e9
+		r.EventsPerSecond = float64(events) / r.Seconds
+	}
+	r.Latency = summarize(lat)
+	return nil
+}
+
 // startBroker starts a broker with the base environment, then env, then the
 // -env flags, and records the environment in r.
 func (s *settings) startBroker(r *result, env map[string]string) (*broker, error) {
@@ -106,13 +126,27 @@ type flow struct {
 	measure       []int // subscriptions whose deliveries are counted
 	extra         []int // subscriptions 1-9 of c, reported in details
 	watch         bool  // the console is open on the topic and s0 (console.go)
+	relay         bool  // run the bare relay instead of the broker
+}
+
+// startTarget starts what f measures: the broker, or the bare relay.
+func (s *settings) startTarget(r *result, f flow) (*broker, error) {
+	if !f.relay {
+		return s.startBroker(r, f.env)
+	}
+	bin, err := relayBinary()
+	if err != nil {
+		return nil, err
+	}
+	r.BrokerEnv = map[string]string{relayEnv: "1", "GODEBUG": "gctrace=1"}
+	return startBroker(bin, r.BrokerEnv)
 }
 
 // runFlow runs a throughput scenario on a fresh broker.
 func (s *settings) runFlow(f flow) (r result, err error) {
 	r = result{Scenario: f.name, Title: f.title, Subscriptions: f.subs, PublishBatch: f.publishBatch,
 		DeliveryBatch: max(f.deliveryBatch, 1)}
-	b, err := s.startBroker(&r, f.env)
+	b, err := s.startTarget(&r, f)
 	if err != nil {
 		return r, err
 	}
@@ -159,18 +193,9 @@ func (s *settings) runFlow(f flow) (r result, err error) {
 		r.note("deliveries stopped short of the events published (nothing arrived for %v)", s.drain)
 	}
 	rec := sk.total(f.measure, true)
-	if err := m.finish(&r, rec.events); err != nil {
+	if err := r.finish(m, b, t0, rec.events, rec.last, rec.lat); err != nil {
 		return r, err
 	}
-	if !b.alive() {
-		return r, fmt.Errorf("the broker died during the run\n%s", b.output())
-	}
-	r.Received = rec.events
-	if rec.last > 0 {
-		r.Seconds = float64(rec.last-t0.UnixNano()) / 1e9
-		r.EventsPerSecond = float64(rec.events) / r.Seconds
-	}
-	r.Latency = summarize(rec.lat)
 	r.detail("published_events_per_second", float64(r.Publish.Accepted)/publishSeconds)
 	if f.subs > 1 {
 		r.note("%d events published at %.0f events/s, each delivered to %d subscriptions (%d measured)",
@@ -211,6 +236,42 @@ func (s *settings) scenarioA() (result, error) {
 		subs: 1, hang: -1, publishBatch: 1, total: amount(s.events, 1), measure: []int{0}})
 	r.judge(">= 10,000 events/s", r.EventsPerSecond >= 10000)
 	return r, err
+}
+
+// scenarioAR is a through the bare relay.
+func (s *settings) scenarioAR() (result, error) {
+	return s.runFlow(flow{name: "ar", title: "a through a bare Go relay (one request in, one out)",
+		subs: 1, hang: -1, publishBatch: 1, total: amount(s.events, 1), measure: []int{0}, relay: true})
+}
+
+// scenarioBR is b through the bare relay.
+func (s *settings) scenarioBR() (result, error) {
+	return s.runFlow(flow{name: "br", title: "b through a bare Go relay (one request in, two of 50 out)",
+		subs: 1, hang: -1, publishBatch: 100, deliveryBatch: 50, total: amount(s.events, 100), measure: []int{0}, relay: true})
+}
+
+// compareRelay judges the broker's a and b against the relay's ar and br
+// of the same run: the broker should reach 0.9 times the relay.
+func compareRelay(results []result) {
+	find := func(name string) *result {
+		for i := range results {
+			if results[i].Scenario == name && results[i].Error == "" && results[i].EventsPerSecond > 0 {
+				return &results[i]
+			}
+		}
+		return nil
+	}
+	for _, pair := range [][2]string{{"a", "ar"}, {"b", "br"}} {
+		broker, relay := find(pair[0]), find(pair[1])
+		if broker == nil || relay == nil {
+			continue
+		}
+		ratio := broker.EventsPerSecond / relay.EventsPerSecond
+		relay.detail("broker_vs_relay", ratio)
+		relay.note("broker (%s) %.0f events/s = %.2fx this relay; broker CPU %.4f s vs relay %.4f s per 1,000 events",
+			pair[0], broker.EventsPerSecond, ratio, broker.CPUPer1000, relay.CPUPer1000)
+		relay.judge(fmt.Sprintf("%s >= 0.9x relay", pair[0]), ratio >= 0.9)
+	}
 }
 
 func (s *settings) scenarioB() (result, error) {

@@ -46,18 +46,26 @@ type scratch struct {
 // newSink starts a sink for n subscriptions; hang is the number of the one
 // that never answers, or -1.
 func newSink(n, hang int) (*sink, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s := &sink{ln: ln, hang: hang, release: make(chan struct{})}
+	s := &sink{hang: hang, release: make(chan struct{})}
 	s.scratch.New = func() any { return &scratch{body: make([]byte, 0, 64<<10)} }
 	for range n {
 		s.subs = append(s.subs, &subStats{})
 	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
-	go func() { _ = s.srv.Serve(ln) }()
-	return s, nil
+	var err error
+	s.srv, s.ln, err = serveLoopback(s)
+	return s, err
+}
+
+// serveLoopback serves h on a free loopback port until the server is
+// closed.
+func serveLoopback(h http.Handler) (*http.Server, net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
+	go func() { _ = srv.Serve(ln) }()
+	return srv, ln, nil
 }
 
 // endpoint returns the webhook URL of subscription i.
@@ -193,9 +201,15 @@ func (s *sink) total(which []int, lat bool) received {
 // events together, or until nothing more has arrived for idle. It returns
 // whether want was reached.
 func (s *sink) wait(which []int, want int64, idle time.Duration) bool {
+	return waitCount(want, idle, func() int64 { return s.total(which, false).events })
+}
+
+// waitCount polls count until it reaches want, or has not changed for
+// idle. It returns whether want was reached.
+func waitCount(want int64, idle time.Duration, count func() int64) bool {
 	last, since := int64(-1), time.Now()
 	for {
-		got := s.total(which, false).events
+		got := count()
 		if got >= want {
 			return true
 		}

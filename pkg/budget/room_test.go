@@ -1,0 +1,233 @@
+package budget_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/budget"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
+)
+
+// roomFixture is a budget on a fake clock whose subscription a holds a
+// full share (5 deliveries of 10 bytes) under one request.
+type roomFixture struct {
+	b     *budget.Budget
+	clock *fakeclock.Clock
+	wait  budget.Wait
+	a     budget.Claim // a's share, with a's claim of one more delivery
+	held  *budget.Hold // the request that fills a's share
+}
+
+func newRoomFixture(t *testing.T, hold time.Duration) *roomFixture {
+	t.Helper()
+	f := &roomFixture{b: budget.New(limits), clock: fakeclock.New()}
+	f.wait = budget.Wait{Hold: hold, Clock: f.clock}
+	f.a = budget.Claim{Sub: sub("a"), Share: new(budget.Share), Events: 1, Bytes: 10}
+	var err error
+	f.held, err = f.b.Reserve(5, 50, time.Time{}, []budget.Claim{{Sub: f.a.Sub, Share: f.a.Share, Events: 5, Bytes: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// drain has a take a delivery, then fills its share again.
+func (f *roomFixture) drain(t *testing.T) {
+	t.Helper()
+	f.held.Delivered(f.a.Share, 10, f.clock.Now())
+	if _, err := f.b.Reserve(1, 10, time.Time{}, []budget.Claim{f.a}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reserve asks, in the background, for the deliveries of claims.
+func (f *roomFixture) reserve(ctx context.Context, claims ...budget.Claim) <-chan error {
+	done := make(chan error, 1)
+	var events, bytes int64
+	for _, c := range claims {
+		events, bytes = events+c.Events, bytes+c.Bytes
+	}
+	go func() {
+		_, err := f.b.ReserveWithin(ctx, f.wait, events, bytes, time.Time{}, claims)
+		done <- err
+	}()
+	return done
+}
+
+// result returns what a reserve answered; it fails the test if the
+// reserve is still held after a while, which only a broken hold does.
+func result(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request is still held for room")
+		return nil
+	}
+}
+
+// heldFor waits until n requests are held for room.
+func (f *roomFixture) heldFor(t *testing.T, n int) {
+	t.Helper()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if w := f.b.Waiting(); w != n {
+			return fmt.Errorf("%d requests held for room; want %d", w, n)
+		}
+		return nil
+	})
+}
+
+// TestReserveWithin_HeldUntilDelivered: a request that does not fit the
+// share of a subscription taking deliveries waits, and is accepted once a
+// delivery makes room.
+func TestReserveWithin_HeldUntilDelivered(t *testing.T) {
+	f := newRoomFixture(t, time.Hour)
+	f.drain(t)
+	done := f.reserve(context.Background(), f.a)
+	f.heldFor(t, 1)
+	f.held.Delivered(f.a.Share, 10, f.clock.Now())
+	if err := result(t, done); err != nil {
+		t.Fatalf("held request: %v; want it accepted once a delivery made room", err)
+	}
+	if f.b.Waiting() != 0 {
+		t.Fatalf("%d requests still counted as held", f.b.Waiting())
+	}
+}
+
+// TestReserveWithin_RefusedAtOnce: a request waits only for what may make
+// room within the hold: behind a subscriber that never took a delivery, or
+// not for as long as the hold, behind one subscriber of two that takes
+// none, with no hold, or when it can never fit, it is refused at once.
+func TestReserveWithin_RefusedAtOnce(t *testing.T) {
+	t.Run("NeverDelivered", func(t *testing.T) {
+		f := newRoomFixture(t, time.Hour)
+		if err := result(t, f.reserve(context.Background(), f.a)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
+			t.Fatalf("behind a subscriber that never took a delivery: %v; want EQueueFull", err)
+		}
+	})
+	t.Run("DeliveredLongAgo", func(t *testing.T) {
+		f := newRoomFixture(t, time.Second)
+		f.drain(t)
+		f.clock.Advance(time.Second)
+		if err := result(t, f.reserve(context.Background(), f.a)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
+			t.Fatalf("behind a subscriber whose last delivery is a hold ago: %v; want EQueueFull", err)
+		}
+	})
+	t.Run("OneOfTwoDead", func(t *testing.T) {
+		f := newRoomFixture(t, time.Hour)
+		f.drain(t)
+		dead := budget.Claim{Sub: sub("dead"), Share: new(budget.Share), Events: 4, Bytes: 40}
+		if _, err := f.b.Reserve(4, 40, time.Time{}, []budget.Claim{dead}); err != nil {
+			t.Fatal(err)
+		}
+		dead.Events, dead.Bytes = 2, 20
+		if err := result(t, f.reserve(context.Background(), f.a, dead)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
+			t.Fatalf("behind a draining share and a dead one: %v; want EQueueFull", err)
+		}
+	})
+	t.Run("NoHold", func(t *testing.T) {
+		f := newRoomFixture(t, 0)
+		f.drain(t)
+		if err := result(t, f.reserve(context.Background(), f.a)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
+			t.Fatalf("with a hold of 0: %v; want EQueueFull", err)
+		}
+	})
+	t.Run("NeverFits", func(t *testing.T) {
+		f := newRoomFixture(t, time.Hour)
+		f.held.Delivered(f.a.Share, 10, f.clock.Now())
+		big := f.a
+		big.Events = 6
+		if err := result(t, f.reserve(context.Background(), big)); eventgrid.ErrorCode(err) != eventgrid.EPayloadTooLarge {
+			t.Fatalf("a request larger than a share: %v; want EPayloadTooLarge", err)
+		}
+	})
+}
+
+// TestReserveWithin_HoldEnds: a held request is refused once the hold has
+// passed without room, or at once when its context ends.
+func TestReserveWithin_HoldEnds(t *testing.T) {
+	for _, end := range []string{"Hold", "Context"} {
+		t.Run(end, func(t *testing.T) {
+			f := newRoomFixture(t, time.Second)
+			f.drain(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := f.reserve(ctx, f.a)
+			f.heldFor(t, 1)
+			if end == "Hold" {
+				f.clock.Advance(time.Second)
+			} else {
+				cancel()
+			}
+			if err := result(t, done); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
+				t.Fatalf("after the %s ended: %v; want EQueueFull", end, err)
+			}
+			if used, _ := f.a.Share.Used(); used != 5 {
+				t.Fatalf("a's share holds %d after the refusal; want 5", used)
+			}
+		})
+	}
+}
+
+// TestReserveWithin_BrokerFull: when the broker's own bounds are what is
+// full, a request waits while any subscriber takes deliveries.
+func TestReserveWithin_BrokerFull(t *testing.T) {
+	f := newRoomFixture(t, time.Hour)
+	other := budget.Claim{Sub: sub("b"), Share: new(budget.Share), Events: 5, Bytes: 50}
+	h, err := f.b.Reserve(5, 50, time.Time{}, []budget.Claim{other}) // the broker's 10
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := budget.Claim{Sub: sub("c"), Share: new(budget.Share), Events: 1, Bytes: 10}
+	if err := result(t, f.reserve(context.Background(), c)); eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
+		t.Fatalf("a full broker that never delivered: %v; want EQueueFull at once", err)
+	}
+	h.Delivered(other.Share, 10, f.clock.Now())
+	if _, err := f.b.Reserve(1, 10, time.Time{}, []budget.Claim{c}); err != nil {
+		t.Fatal(err) // full again
+	}
+	done := f.reserve(context.Background(), c)
+	f.heldFor(t, 1)
+	h.Delivered(other.Share, 10, f.clock.Now())
+	if err := result(t, done); err != nil {
+		t.Fatalf("held for the broker's room: %v; want it accepted", err)
+	}
+}
+
+// TestAdmitWithin: before a body is read, a full broker that takes
+// deliveries holds the request for room; one that takes none refuses it.
+func TestAdmitWithin(t *testing.T) {
+	f := newRoomFixture(t, time.Hour)
+	other := budget.Claim{Sub: sub("b"), Share: new(budget.Share), Events: 5, Bytes: 50}
+	h, err := f.b.Reserve(5, 50, time.Time{}, []budget.Claim{other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.b.AdmitWithin(context.Background(), f.wait, 10) {
+		t.Fatal("a full broker that never delivered admitted a request")
+	}
+	h.Delivered(other.Share, 10, f.clock.Now())
+	if !f.b.AdmitWithin(context.Background(), f.wait, 10) {
+		t.Fatal("a broker with room refused a request")
+	}
+	if _, err := f.b.Reserve(1, 10, time.Time{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool, 1)
+	go func() { done <- f.b.AdmitWithin(context.Background(), f.wait, 10) }()
+	f.heldFor(t, 1)
+	h.Delivered(other.Share, 10, f.clock.Now())
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Fatal("the held request was refused after a delivery made room")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request is still held after a delivery made room")
+	}
+}

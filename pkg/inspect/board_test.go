@@ -302,3 +302,32 @@ func TestOldest(t *testing.T) {
 		t.Error("a picker of none wants an event")
 	}
 }
+
+// BenchmarkBoard_Unwatched is what the inspection API adds to a publish
+// request and to a delivery request when nobody watches: the topic's
+// record looked up and told, the subscription's attempt recorded, and
+// the checks before the live tail and the outcomes. Run it with
+// -benchmem: it allocates nothing.
+func BenchmarkBoard_Unwatched(b *testing.B) {
+	board := inspect.New(inspect.Options{Clock: fakeclock.New()})
+	defer board.Close()
+	board.TopicCreated(eventgrid.Topic{Name: "t"})
+	s := sub(1, "t", "s")
+	board.SubscriptionPut(s)
+	body := bytes.Repeat([]byte("x"), 1024)
+	now := time.Now()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		at := now.Add(time.Duration(i) * time.Microsecond)
+		topic := board.Topic("t") // publish
+		if topic.Watching() {
+			topic.Accepted(body, at)
+		}
+		topic.Published(1, 0, false, at)
+		rec := board.Sub(s) // delivery: the queue keeps its record
+		rec.Attempted(1, 0, time.Millisecond, 0, at)
+		if rec.Watching() {
+			rec.Report(inspect.Outcome{Outcome: inspect.OutcomeDelivered, Body: body, Time: at})
+		}
+	}
+}

@@ -215,20 +215,7 @@ func (q *queue) oldestLocked() time.Time {
 // nextDueLocked returns when the earliest event waiting to be retried is
 // due; zero when none waits.
 func (q *queue) nextDueLocked() time.Time {
-	next, found := int64(0), false
-	consider := func(due int64) {
-		if !found || due < next {
-			next, found = due, true
-		}
-	}
-	for i := range q.backoff {
-		if l := &q.backoff[i]; l.len() > 0 {
-			consider(l.front().due)
-		}
-	}
-	if q.timed.len() > 0 {
-		consider(q.timed.min().due)
-	}
+	next, found := q.earliestDueLocked()
 	if !found {
 		return time.Time{}
 	}

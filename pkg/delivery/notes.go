@@ -1,6 +1,10 @@
 package delivery
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgegrid/edgegrid/pkg/inspect"
+)
 
 // noteKind is a kind of log line a worker writes after releasing the
 // queue's lock.
@@ -45,7 +49,7 @@ func (b *taken) flush(e *Engine) {
 			}
 			l.Msg(logMessages[logFailure])
 		case noteDropped, noteDeadLettered:
-			l := e.log.Warn().Str("topic", sub.Topic).Str("subscription", sub.Name).Str("eventId", eventID(n.body)).
+			l := e.log.Warn().Str("topic", sub.Topic).Str("subscription", sub.Name).Str("eventId", inspect.EventID(n.body)).
 				Str("reason", string(n.reason)).Int("attempts", n.attempt).Float64("ageSeconds", n.age.Seconds())
 			if n.suppressed > 0 {
 				l = l.Int("suppressed", n.suppressed)

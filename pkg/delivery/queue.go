@@ -9,7 +9,6 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
-	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
 // item is one event waiting for one subscription. Many may be queued, so it
@@ -199,8 +198,22 @@ func (q *queue) armLocked(now int64) {
 	if q.closed || q.stopped {
 		return
 	}
-	var next int64
-	found := false
+	next, found := q.earliestDueLocked()
+	if !found || (q.timerAt != 0 && q.timerAt <= next) {
+		return // an earlier wake-up is already set; it re-arms
+	}
+	q.timerAt = next
+	d := time.Duration(max(next-now, 0))
+	if q.timer == nil {
+		q.timer = q.e.clock.AfterFunc(d, q.onTimer)
+		return
+	}
+	q.timer.Reset(d)
+}
+
+// earliestDueLocked returns when the earliest item waiting in back-off or
+// on the schedule is due; found is false when none waits.
+func (q *queue) earliestDueLocked() (next int64, found bool) {
 	consider := func(due int64) {
 		if !found || due < next {
 			next, found = due, true
@@ -214,16 +227,7 @@ func (q *queue) armLocked(now int64) {
 	if q.timed.len() > 0 {
 		consider(q.timed.min().due)
 	}
-	if !found || (q.timerAt != 0 && q.timerAt <= next) {
-		return // an earlier wake-up is already set; it re-arms
-	}
-	q.timerAt = next
-	d := time.Duration(max(next-now, 0))
-	if q.timer == nil {
-		q.timer = q.e.clock.AfterFunc(d, q.onTimer)
-		return
-	}
-	q.timer.Reset(d)
+	return next, found
 }
 
 // onTimer runs when waiting items fall due.
@@ -259,15 +263,4 @@ func (q *queue) stats() QueueStats {
 		st.ProbationUntil = q.e.epoch.Add(time.Duration(q.probation))
 	}
 	return st
-}
-
-// eventID returns the id in an event body, for log lines; "" when it has
-// none (custom events).
-func eventID(body []byte) string {
-	v, ok := rawjson.Member(body, "id")
-	if !ok {
-		return ""
-	}
-	id, _ := rawjson.Unquote(v)
-	return id
 }

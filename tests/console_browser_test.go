@@ -268,7 +268,7 @@ func TestConsole_Browser(t *testing.T) {
 		c.waitText("!document.querySelector('#peek .panel-body').innerText.includes('Loading')")
 		c.mustServe("#peek", "peek, GET /topics/{t}/eventSubscriptions/{s}/events")
 		c.waitText("document.body.innerText.includes('hostile-1') && document.body.innerText.includes(" + jsString(hostile) + ")")
-		for _, want := range []string{"Failing", "503", "backoff1"} {
+		for _, want := range []string{"Failing", "503", "first back-off"} {
 			if text := c.text(); !strings.Contains(text, want) {
 				t.Errorf("the failing subscription's view does not show %q:\n%s", want, text)
 			}

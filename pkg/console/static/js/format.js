@@ -105,6 +105,17 @@ export function queued(sub) {
   return (ds.ready || 0) + (ds.inBackoff || 0) + (ds.inFlight || 0);
 }
 
+// queueLabel names where a peeked event waits (deliveryState.queue, see
+// docs/console.md#peek) in an operator's words.
+const queueLabels = {
+  ready: 'ready', inFlight: 'in flight', backoff1: 'first back-off', backoff2: 'second back-off',
+  scheduled: 'scheduled', available: 'available', locked: 'locked', delayed: 'delayed',
+};
+
+export function queueLabel(q) {
+  return queueLabels[q] || q || '?';
+}
+
 // givenUp is how many events the broker gave up on, when it says.
 export function givenUp(ds) {
   if (!ds || (ds.deadLettered === undefined && ds.dropped === undefined)) return undefined;

@@ -146,7 +146,7 @@ function peekList(a, open) {
       const ev = eventSummary(item.event);
       const key = 'p:' + ev.id + ':' + d.enqueuedTime;
       return expandable([
-        h('span', {class: 'q q-' + d.queue, text: d.queue || '?'}),
+        h('span', {class: 'q q-' + d.queue, text: f.queueLabel(d.queue), title: d.queue || ''}),
         h('span', {class: 'type', text: ev.type}),
         h('span', {class: 'subject', text: ev.subject}),
         h('span', {class: 'id', text: ev.id}),

@@ -65,6 +65,7 @@ func TestMistakes_DeclaredEntryRefused(t *testing.T) {
 		},
 	})
 	b := startBroker(t, merge(devEnv(), "desired_config", string(doc)))
+	waitReady(t, b) // the declaration is applied once the broker listens
 	mustDo(t, http.MethodGet, b.URL+"/topics/sensors/eventSubscriptions/good?"+apiVersion, "", nil, http.StatusOK)
 	mustDo(t, http.MethodGet, b.URL+"/topics/sensors/eventSubscriptions/bad?"+apiVersion, "", nil, http.StatusNotFound)
 	mustDo(t, http.MethodGet, b.URL+"/topics/typo?"+apiVersion, "", nil, http.StatusNotFound)

@@ -82,19 +82,13 @@ async function toError(res) {
   return new ApiError(res.status, code, message || res.status + ' ' + res.statusText);
 }
 
-// call sends one request and returns the decoded JSON answer (null for an
-// empty one). It throws ApiError.
-export async function call(method, p, opts = {}) {
+// send fetches p and returns the answer once its status is a success,
+// telling the listeners whether the broker was reached and whether it
+// refused the key. It throws ApiError.
+async function send(p, init) {
   let res;
   try {
-    res = await fetch(url(p, opts.query), {
-      method,
-      headers: headers(opts.headers),
-      body: opts.body,
-      cache: 'no-store',
-      credentials: 'same-origin',
-      signal: opts.signal,
-    });
+    res = await fetch(p, {...init, cache: 'no-store', credentials: 'same-origin'});
   } catch (e) {
     if (e.name === 'AbortError') throw e;
     listeners.onReach(false);
@@ -106,6 +100,18 @@ export async function call(method, p, opts = {}) {
     if (err.unauthorized) listeners.onAuth(err);
     throw err;
   }
+  return res;
+}
+
+// call sends one request and returns the decoded JSON answer (null for an
+// empty one). It throws ApiError.
+export async function call(method, p, opts = {}) {
+  const res = await send(url(p, opts.query), {
+    method,
+    headers: headers(opts.headers),
+    body: opts.body,
+    signal: opts.signal,
+  });
   const text = await res.text();
   if (!text) return null;
   try {
@@ -134,25 +140,7 @@ export async function optional(p, query) {
 // resolves when the stream ends and throws ApiError when the broker refuses
 // it.
 export async function stream(p, {onEvent, onOpen, signal}) {
-  let res;
-  try {
-    res = await fetch(url(p), {
-      headers: headers({Accept: 'text/event-stream'}),
-      cache: 'no-store',
-      credentials: 'same-origin',
-      signal,
-    });
-  } catch (e) {
-    if (e.name === 'AbortError') throw e;
-    listeners.onReach(false);
-    throw new ApiError(0, 'Unreachable', 'The broker did not answer: ' + e.message);
-  }
-  listeners.onReach(true);
-  if (!res.ok) {
-    const err = await toError(res);
-    if (err.unauthorized) listeners.onAuth(err);
-    throw err;
-  }
+  const res = await send(url(p), {headers: headers({Accept: 'text/event-stream'}), signal});
   if (onOpen) onOpen();
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   const parser = sseParser(onEvent);

@@ -130,7 +130,7 @@ func (o Options) checkEdgeHub(sub *eventgrid.EventSubscription) error {
 func (o Options) checkEntity(sub *eventgrid.EventSubscription) error {
 	d := &sub.Destination
 	if d.ConnectionString == "" {
-		return eventgrid.Errorf(eventgrid.EInvalidDestination, destField+"connectionString is required for a %s destination.", d.EndpointType)
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, destField+"connectionString is required for endpointType %s.", d.EndpointType)
 	}
 	if _, err := azconn.ParseEntity(d.ConnectionString); err != nil {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, destField+"connectionString %v (want Endpoint=sb://<namespace>/;SharedAccessKeyName=…;SharedAccessKey=…;EntityPath=<entity>).", err)

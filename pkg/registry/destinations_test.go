@@ -239,7 +239,7 @@ func TestDestinationRules_Entity(t *testing.T) {
 					s.Destination.DeliveryAttributes = []eventgrid.DeliveryAttribute{{Name: "p", Type: "Static", Value: "v"}}
 				}},
 				{name: "NoConnectionString", edit: cs(""), code: eventgrid.EInvalidDestination,
-					parts: []string{field + "connectionString is required for a " + string(typ) + " destination."}},
+					parts: []string{field + "connectionString is required for endpointType " + string(typ) + "."}},
 				{name: "NamespaceScoped", edit: cs(strings.TrimSuffix(entityCS, ";EntityPath=hub")), code: eventgrid.EInvalidDestination,
 					parts: []string{field + "connectionString", "EntityPath"}},
 				{name: "Malformed", edit: cs("sb://" + accountKey), code: eventgrid.EInvalidDestination, parts: []string{field + "connectionString"}},

@@ -32,7 +32,7 @@ type received struct {
 func newSink(t testing.TB, respond func(n int, r *http.Request) int) *sink {
 	s := &sink{respond: respond}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
+		b, err := io.ReadAll(r.Body)
 		s.mu.Lock()
 		n := len(s.reqs) + 1
 		s.reqs = append(s.reqs, received{at: time.Now(), header: r.Header.Clone(), body: b})
@@ -40,6 +40,11 @@ func newSink(t testing.TB, respond func(n int, r *http.Request) int) *sink {
 		status := http.StatusOK
 		if s.respond != nil {
 			status = s.respond(n, r)
+		}
+		if err != nil {
+			// The broker gave up on the request mid-body (its delivery
+			// timeout): whatever the answer, nothing was accepted.
+			status = http.StatusBadRequest
 		}
 		s.mu.Lock()
 		s.reqs[n-1].status = status

@@ -119,8 +119,9 @@ func writeReceived(w *echo.Response, got []pull.Received) error {
 	return cw.flush()
 }
 
-// answerChunk is the size of the writes of a receive answer: the largest
-// that loopback and most links take in one go.
+// answerChunk is the size of the writes of a receive answer: an answer of
+// 100 events of 1 KiB takes 2 or 3, and a buffer of this size is taken
+// from the pool only while an answer is written.
 const answerChunk = 64 << 10
 
 var answerChunks = sync.Pool{New: func() any { return new([answerChunk]byte) }}

@@ -78,10 +78,10 @@ func (s *Server) waitingReceive(ctx context.Context, sub *eventgrid.EventSubscri
 
 // writeReceived writes the answer of a receive, copying each event's body
 // from the queue, which shares it with every receive of the event, through
-// a pooled buffer of answerChunk bytes: an answer takes no memory of its
-// own beyond its envelopes, that buffer and the connection's, however large
-// its events, and the bodies stay counted in the queue budget while they
-// are locked. Gathering the answer's small pieces (an envelope, a body of
+// a buffer of at most answerChunk bytes and never larger than the answer:
+// an answer takes no more memory of its own than its envelopes, that buffer
+// and the connection's, however large its events, and the bodies stay
+// counted in the queue budget while they are locked. Gathering the answer's small pieces (an envelope, a body of
 // 1 KiB) into large writes takes a few system calls per answer instead of
 // one every 4 KiB of the connection's buffer.
 func writeReceived(w *echo.Response, got []pull.Received) error {
@@ -105,7 +105,7 @@ func writeReceived(w *echo.Response, got []pull.Received) error {
 	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	w.Header().Set(echo.HeaderContentLength, strconv.Itoa(size))
 	w.WriteHeader(http.StatusOK)
-	cw := newChunkWriter(w)
+	cw := newChunkWriter(w, size)
 	defer cw.free()
 	cw.write([]byte(opening))
 	start := 0
@@ -121,7 +121,9 @@ func writeReceived(w *echo.Response, got []pull.Received) error {
 
 // answerChunk is the size of the writes of a receive answer: an answer of
 // 100 events of 1 KiB takes 2 or 3, and a buffer of this size is taken
-// from the pool only while an answer is written.
+// from the pool only while an answer is written. A smaller answer gets a
+// buffer of its own size, so that many slow readers of small answers (each
+// held until its lock expires) cannot hold many times their events' bytes.
 const answerChunk = 64 << 10
 
 var answerChunks = sync.Pool{New: func() any { return new([answerChunk]byte) }}
@@ -130,14 +132,20 @@ var answerChunks = sync.Pool{New: func() any { return new([answerChunk]byte) }}
 // piece larger than that goes out on its own, uncopied. Its first error
 // sticks.
 type chunkWriter struct {
-	w   io.Writer
-	buf *[answerChunk]byte
-	n   int
-	err error
+	w      io.Writer
+	buf    []byte
+	pooled *[answerChunk]byte // buf's array when it came from the pool
+	n      int
+	err    error
 }
 
-func newChunkWriter(w io.Writer) *chunkWriter {
-	return &chunkWriter{w: w, buf: answerChunks.Get().(*[answerChunk]byte)}
+// newChunkWriter returns a chunkWriter for an answer of size bytes.
+func newChunkWriter(w io.Writer, size int) *chunkWriter {
+	if size < answerChunk {
+		return &chunkWriter{w: w, buf: make([]byte, size)}
+	}
+	p := answerChunks.Get().(*[answerChunk]byte)
+	return &chunkWriter{w: w, buf: p[:], pooled: p}
 }
 
 func (cw *chunkWriter) write(p []byte) {
@@ -165,10 +173,12 @@ func (cw *chunkWriter) flush() error {
 	return cw.err
 }
 
-// free returns the buffer to the pool.
+// free returns a pooled buffer to the pool.
 func (cw *chunkWriter) free() {
-	answerChunks.Put(cw.buf)
-	cw.buf = nil
+	if cw.pooled != nil {
+		answerChunks.Put(cw.pooled)
+	}
+	cw.buf, cw.pooled = nil, nil
 }
 
 // answerSet is the receive answers being written, so that a stopping

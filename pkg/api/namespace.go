@@ -203,16 +203,9 @@ func (s *Server) settle(kind string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		out := settleResult{SucceededLockTokens: res.Succeeded, FailedLockTokens: make([]failedLockTok, 0, len(res.Failed))}
-		if out.SucceededLockTokens == nil {
-			out.SucceededLockTokens = []string{}
-		}
-		for _, f := range res.Failed {
-			out.FailedLockTokens = append(out.FailedLockTokens, failedLockTok{LockToken: echoToken(f.LockToken), Error: failedError{Code: f.Code, Message: f.Message}})
-		}
 		// 200 whatever the tokens' fates, as Azure answers: each token's
 		// outcome is in the lists.
-		return c.JSON(http.StatusOK, out)
+		return writeSettled(c, res)
 	}
 }
 
@@ -232,17 +225,47 @@ func decodeLockTokens(body []byte) ([]string, error) {
 	if rawjson.KindOf(body) != rawjson.Object {
 		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "The request body must be a JSON object: {\"lockTokens\": [\"…\"]}.")
 	}
-	var req settleRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	tokens, ok := lockTokens(body)
+	if !ok {
 		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens must be a JSON array of strings.")
 	}
-	if len(req.LockTokens) == 0 {
+	if len(tokens) == 0 {
 		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens is required and must hold at least one lock token.")
 	}
-	if len(req.LockTokens) > maxLockTokens {
-		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens holds %d lock tokens; at most %d are accepted.", len(req.LockTokens), maxLockTokens)
+	if len(tokens) > maxLockTokens {
+		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens holds %d lock tokens; at most %d are accepted.", len(tokens), maxLockTokens)
 	}
-	return req.LockTokens, nil
+	return tokens, nil
+}
+
+// lockTokens reads the lockTokens member of obj, a strictly valid JSON
+// object, as encoding/json would into a []string: the member is matched
+// exactly or else ignoring case (ValidStrict leaves at most one that
+// matches), null or missing is none, and a null element is "". ok is
+// false when the member is neither null nor an array of strings and nulls.
+func lockTokens(obj []byte) (tokens []string, ok bool) {
+	v, found := rawjson.Member(obj, "lockTokens")
+	if !found || rawjson.KindOf(v) == rawjson.Null {
+		return nil, true
+	}
+	if rawjson.KindOf(v) != rawjson.Array {
+		return nil, false
+	}
+	ok = true
+	tokens = make([]string, 0, 100)
+	rawjson.ArrayEach(v, func(_ int, e []byte) bool {
+		var t string
+		switch rawjson.KindOf(e) {
+		case rawjson.String:
+			t, ok = rawjson.Unquote(e)
+		case rawjson.Null:
+		default:
+			ok = false
+		}
+		tokens = append(tokens, t)
+		return ok
+	})
+	return tokens, ok
 }
 
 // maxEchoedToken bounds the bytes of a failed lock token echoed in a
@@ -278,4 +301,66 @@ func releaseDelay(c echo.Context) (time.Duration, error) {
 		}
 	}
 	return 0, eventgrid.Errorf(eventgrid.EBadRequest, "The query parameter releaseDelayInSeconds must be one of 0, 10, 60, 600 and 3600; got %q.", v)
+}
+
+// writeSettled answers a settlement with res: the bytes c.JSON writes for
+// a settleResult, encoded without reflection.
+func writeSettled(c echo.Context, res pull.Result) error {
+	if _, pretty := c.QueryParams()["pretty"]; pretty || c.Echo().Debug {
+		return c.JSON(http.StatusOK, settledValue(res))
+	}
+	b := make([]byte, 0, 64+len(res.Succeeded)*(tokenLen+3)+len(res.Failed)*160)
+	b = append(b, `{"succeededLockTokens":[`...)
+	for i, t := range res.Succeeded {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, t)
+	}
+	b = append(b, `],"failedLockTokens":[`...)
+	for i, f := range res.Failed {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"lockToken":`...)
+		b = appendJSONString(b, echoToken(f.LockToken))
+		b = append(b, `,"error":{"code":`...)
+		b = appendJSONString(b, f.Code)
+		b = append(b, `,"message":`...)
+		b = appendJSONString(b, f.Message)
+		b = append(b, `}}`...)
+	}
+	b = append(b, "]}\n"...) // json.Encoder ends with a newline
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+}
+
+// tokenLen is the length of this broker's lock tokens.
+const tokenLen = 22
+
+// settledValue is res as the settleResult that encoding/json writes.
+func settledValue(res pull.Result) settleResult {
+	out := settleResult{SucceededLockTokens: res.Succeeded, FailedLockTokens: make([]failedLockTok, 0, len(res.Failed))}
+	if out.SucceededLockTokens == nil {
+		out.SucceededLockTokens = []string{}
+	}
+	for _, f := range res.Failed {
+		out.FailedLockTokens = append(out.FailedLockTokens, failedLockTok{LockToken: echoToken(f.LockToken), Error: failedError{Code: f.Code, Message: f.Message}})
+	}
+	return out
+}
+
+// appendJSONString appends s as encoding/json writes a string: a string of
+// printable ASCII without the characters it escapes as it is, any other
+// through encoding/json (which escapes <, > and &, and replaces invalid
+// UTF-8).
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -34,7 +34,7 @@ type queueServer struct {
 	store *pull.Store
 }
 
-func newQueueServer(t *testing.T, o pull.Options, opts ...serverOption) *queueServer {
+func newQueueServer(t testing.TB, o pull.Options, opts ...serverOption) *queueServer {
 	t.Helper()
 	store := pull.New(o, zerolog.Nop())
 	t.Cleanup(func() { _ = store.Close(context.Background()) })
@@ -48,7 +48,7 @@ func newQueueServer(t *testing.T, o pull.Options, opts ...serverOption) *queueSe
 }
 
 // seed queues n events of body for "q", all sharing body.
-func (qs *queueServer) seed(t *testing.T, n int, body []byte) {
+func (qs *queueServer) seed(t testing.TB, n int, body []byte) {
 	t.Helper()
 	sub, err := qs.Registry.Subscription(t.Context(), "t", "q")
 	if err != nil {

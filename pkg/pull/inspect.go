@@ -186,11 +186,11 @@ func (s *Store) lookup(sub *eventgrid.EventSubscription) *queue {
 // then available ones, so that a peek lists the events of one request
 // (accepted at the same time) roughly in the order they were in it.
 func (q *queue) eachLocked(fn func(*entry)) {
-	for _, e := range q.locks.items {
-		fn(e)
+	for _, it := range q.locks.items {
+		fn(it.e)
 	}
-	for _, e := range q.delays.items {
-		fn(e)
+	for _, it := range q.delays.items {
+		fn(it.e)
 	}
 	for e := q.head; e != nil; e = e.next {
 		fn(e)

@@ -99,9 +99,9 @@ func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
 		tokens: map[string]*entry{},
 		rec:    s.opts.Board.Sub(sub),
 	}
-	q.locks = timeHeap{at: func(e *entry) time.Time { return e.lockUntil }, index: func(e *entry) *int { return &e.lockIdx }}
-	q.delays = timeHeap{at: func(e *entry) time.Time { return e.readyAt }, index: func(e *entry) *int { return &e.delayIdx }}
-	q.ttl = timeHeap{at: func(e *entry) time.Time { return e.expires }, index: func(e *entry) *int { return &e.ttlIdx }}
+	q.locks = timeHeap{key: byLockUntil}
+	q.delays = timeHeap{key: byReadyAt}
+	q.ttl = timeHeap{key: byExpires}
 	return q
 }
 
@@ -225,8 +225,8 @@ func (q *queue) close(reason string) {
 		q.release(e)
 	}
 	for _, h := range []*timeHeap{&q.locks, &q.delays} {
-		for _, e := range h.items {
-			q.release(e)
+		for _, it := range h.items {
+			q.release(it.e)
 		}
 	}
 	q.head, q.tail, q.nAvail = nil, nil, 0

@@ -1,0 +1,91 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
+)
+
+// FuzzLockTokensAgreesWithEncodingJSON: a settlement's body that passes
+// decodeLockTokens' checks is read as encoding/json reads it into
+// {"lockTokens": []string}: the same tokens, and an error exactly when
+// encoding/json has one.
+func FuzzLockTokensAgreesWithEncodingJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"lockTokens":["a","b"]}`, `{"LOCKTOKENS":["a"]}`, `{"lockTokens":null}`, `{"lockTokens":[]}`,
+		`{"lockTokens":[null,"x"]}`, `{"lockTokens":"a"}`, `{"lockTokens":[1]}`, `{"lockTokens":[["a"]]}`,
+		`{"other":1,"lockTokens":["\u0041\n\ud83d\ude00"]}`, `{"lock\u0054okens":["a"]}`, `{"loc\u212atokens":["k"]}`,
+		`{}`, `{"lockTokens":{"a":"b"}}`, `{"lockTokens":[true]}`, `{"lockTokens":["a",null,{}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if _, err := rawjson.ValidStrict(body); err != nil || rawjson.KindOf(body) != rawjson.Object {
+			return
+		}
+		var want settleRequest
+		wantErr := json.Unmarshal(body, &want)
+		got, ok := lockTokens(body)
+		if ok != (wantErr == nil) {
+			t.Fatalf("%s: ok %v, encoding/json: %v", body, ok, wantErr)
+		}
+		if ok && !slices.Equal(got, want.LockTokens) {
+			t.Fatalf("%s: tokens %q, encoding/json %q", body, got, want.LockTokens)
+		}
+	})
+}
+
+// TestWriteSettled_AsEncodingJSON: a settlement's answer is the bytes,
+// headers and status that c.JSON writes, with tokens and messages that
+// encoding/json escapes or replaces, and without.
+func TestWriteSettled_AsEncodingJSON(t *testing.T) {
+	for _, res := range []pull.Result{
+		{},
+		{Succeeded: []string{"AAAAAAAAAAAAAAAAAAAAAA", "B-_AAAAAAAAAAAAAAAAAAA"}},
+		{Failed: []pull.Failure{{LockToken: "bogus", Code: pull.CodeBadRequest, Message: "This is not a lock token of this broker."}}},
+		{Succeeded: []string{"AAAAAAAAAAAAAAAAAAAAAA"}, Failed: []pull.Failure{
+			{LockToken: "<a&b>\"\\\n\u2028é\xff", Code: pull.CodeTokenLost, Message: "m"},
+			{LockToken: strings.Repeat("é", 40), Code: "c\x7f", Message: "x\ty"},
+		}},
+	} {
+		want := answer(t, "/", func(c echo.Context) error { return c.JSON(http.StatusOK, settledValue(res)) })
+		got := answer(t, "/", func(c echo.Context) error { return writeSettled(c, res) })
+		if got.Code != want.Code || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) || !equalHeaders(got.Header(), want.Header()) {
+			t.Fatalf("writeSettled: %d %v %q; c.JSON: %d %v %q", got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
+		}
+		pretty := answer(t, "/?pretty", func(c echo.Context) error { return writeSettled(c, res) })
+		if !bytes.Contains(pretty.Body.Bytes(), []byte("\n  ")) {
+			t.Fatalf("?pretty answered %q; want it indented", pretty.Body)
+		}
+	}
+}
+
+func answer(t *testing.T, target string, h echo.HandlerFunc) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	if err := h(echo.New().NewContext(httptest.NewRequest(http.MethodPost, target, nil), rec)); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func equalHeaders(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}

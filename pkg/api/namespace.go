@@ -309,7 +309,7 @@ func writeSettled(c echo.Context, res pull.Result) error {
 	if _, pretty := c.QueryParams()["pretty"]; pretty || c.Echo().Debug {
 		return c.JSON(http.StatusOK, settledValue(res))
 	}
-	b := make([]byte, 0, 64+len(res.Succeeded)*(tokenLen+3)+len(res.Failed)*160)
+	b := make([]byte, 0, 64+len(res.Succeeded)*(pull.TokenLen+3)+len(res.Failed)*160)
 	b = append(b, `{"succeededLockTokens":[`...)
 	for i, t := range res.Succeeded {
 		if i > 0 {
@@ -333,9 +333,6 @@ func writeSettled(c echo.Context, res pull.Result) error {
 	b = append(b, "]}\n"...) // json.Encoder ends with a newline
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
 }
-
-// tokenLen is the length of this broker's lock tokens.
-const tokenLen = 22
 
 // settledValue is res as the settleResult that encoding/json writes.
 func settledValue(res pull.Result) settleResult {

@@ -8,8 +8,8 @@ import (
 // tokenBytes is the randomness of a lock token: 128 bits.
 const tokenBytes = 16
 
-// tokenLen is the length of a lock token's text.
-var tokenLen = base64.RawURLEncoding.EncodedLen(tokenBytes)
+// TokenLen is the length of a lock token's text.
+var TokenLen = base64.RawURLEncoding.EncodedLen(tokenBytes)
 
 // tokenSource hands out lock tokens from one read of randomness per batch,
 // so a receive of many events costs one call into crypto/rand.
@@ -34,7 +34,7 @@ func (ts *tokenSource) next(n int) string {
 // A token of URL-safe base64 letters only, as every token made here, is
 // checked without decoding it; anything else is decoded.
 func wellFormed(t string) bool {
-	if len(t) != tokenLen {
+	if len(t) != TokenLen {
 		return false
 	}
 	for i := 0; i < len(t); i++ {

@@ -14,7 +14,7 @@ func TestWellFormed_AsDecoding(t *testing.T) {
 		"AAAAAAAAAA\r\nAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAA\nAA", "AAAAAAAAAAAAAAAAAAAAA", "", "ééééééééééé",
 	} {
 		_, err := base64.RawURLEncoding.DecodeString(tok)
-		if want := len(tok) == tokenLen && err == nil; wellFormed(tok) != want {
+		if want := len(tok) == TokenLen && err == nil; wellFormed(tok) != want {
 			t.Errorf("wellFormed(%q) = %v, want %v", tok, !want, want)
 		}
 	}

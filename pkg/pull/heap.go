@@ -1,6 +1,9 @@
 package pull
 
-import "time"
+import (
+	"container/heap"
+	"time"
+)
 
 // heapKey names the time of an entry a timeHeap orders by, and the field
 // in which the entry keeps its position in that heap.
@@ -22,9 +25,8 @@ type heapItem struct {
 }
 
 // timeHeap orders entries by one of their times; each entry keeps its
-// position in the heap, so it can be removed. It is the binary heap of
-// container/heap, item for item (so its order, which a peek shows, is the
-// same), without its interface calls.
+// position in the heap, so it can be removed. container/heap keeps the
+// order; the times sit in the heap's own array (heapItem).
 type timeHeap struct {
 	items []heapItem
 	key   heapKey
@@ -54,75 +56,43 @@ func (h *timeHeap) index(e *entry) *int {
 	return &e.ttlIdx
 }
 
-func (h *timeHeap) less(i, j int) bool { return h.items[i].at.Before(h.items[j].at) }
+func (h *timeHeap) Less(i, j int) bool { return h.items[i].at.Before(h.items[j].at) }
 
-func (h *timeHeap) swap(i, j int) {
+func (h *timeHeap) Swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
 	*h.index(h.items[i].e) = i
 	*h.index(h.items[j].e) = j
 }
 
-func (h *timeHeap) up(j int) {
-	for {
-		i := (j - 1) / 2 // parent
-		if i == j || !h.less(j, i) {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-func (h *timeHeap) down(i0, n int) bool {
-	i := i0
-	for {
-		j1 := 2*i + 1
-		if j1 >= n || j1 < 0 { // j1 < 0 after int overflow
-			break
-		}
-		j := j1 // left child
-		if j2 := j1 + 1; j2 < n && h.less(j2, j1) {
-			j = j2 // right child
-		}
-		if !h.less(j, i) {
-			break
-		}
-		h.swap(i, j)
-		i = j
-	}
-	return i > i0
-}
-
-func (h *timeHeap) add(e *entry) {
+// Push and Pop are container/heap's; use add and remove.
+func (h *timeHeap) Push(x any) {
+	e := x.(*entry)
 	*h.index(e) = len(h.items)
 	h.items = append(h.items, heapItem{at: h.at(e), e: e})
-	h.up(len(h.items) - 1)
 }
 
-func (h *timeHeap) remove(e *entry) {
-	i := *h.index(e)
-	if i < 0 {
-		return
-	}
+func (h *timeHeap) Pop() any {
 	n := len(h.items) - 1
-	if n != i {
-		h.swap(i, n)
-		if !h.down(i, n) {
-			h.up(i)
-		}
-	}
+	e := h.items[n].e
 	h.items[n] = heapItem{}
 	h.items = h.items[:n]
 	*h.index(e) = -1
+	return e
+}
+
+func (h *timeHeap) add(e *entry) { heap.Push(h, e) }
+
+func (h *timeHeap) remove(e *entry) {
+	if i := *h.index(e); i >= 0 {
+		heap.Remove(h, i)
+	}
 }
 
 // fix restores the order after e's time changed.
 func (h *timeHeap) fix(e *entry) {
 	i := *h.index(e)
 	h.items[i].at = h.at(e)
-	if !h.down(i, len(h.items)) {
-		h.up(i)
-	}
+	heap.Fix(h, i)
 }
 
 // first returns the earliest entry, or nil.

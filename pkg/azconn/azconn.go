@@ -81,6 +81,11 @@ func ParseStorage(s string) (Storage, error) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return "", errors.New("has a " + service + " endpoint that is not an http or https URL")
 		}
+		// The clients add the queue or container to the URL's path, so a
+		// query or fragment would end up before it.
+		if strings.ContainsAny(given, "?#") {
+			return "", errors.New("has a " + service + " endpoint with a query or fragment; give the service's base URL")
+		}
 		return strings.TrimRight(given, "/"), nil
 	}
 	if st.BlobEndpoint, err = endpoint(kv["blobendpoint"], "blob"); err != nil {

@@ -22,6 +22,8 @@ func TestParseStorage(t *testing.T) {
 		{"AccountName=a;SharedAccessSignature=sv=x", "", "no AccountKey"},
 		{"AccountName=a;AccountKey=not base64!", "", "not base64"},
 		{"AccountName=a;AccountKey=" + key + ";BlobEndpoint=ftp://x", "", "not an http or https URL"},
+		{"AccountName=a;AccountKey=" + key + ";QueueEndpoint=http://127.0.0.1:?0001/a", "", "queue endpoint with a query or fragment"},
+		{"AccountName=a;AccountKey=" + key + ";BlobEndpoint=https://h/a#x", "", "blob endpoint with a query or fragment"},
 		{"AccountName=a;AccountKey=" + key + ";DefaultEndpointsProtocol=gopher", "", "DefaultEndpointsProtocol"},
 		{"AccountName=a;AccountKey=" + key + ";EndpointSuffix=%", "", "does not make a valid host name"},
 		{"AccountName=my account;AccountKey=" + key, "", "does not make a valid host name"},

@@ -71,12 +71,19 @@ func result(t *testing.T, done <-chan error) error {
 	}
 }
 
-// heldFor waits until n requests are held for room.
+// heldFor waits until n requests are held for room and each has armed
+// its recheck timer: a request counts as held before it reads the clock,
+// so a test that advanced the clock on the count alone could do it before
+// the timer was armed, which then waits on the advanced clock and never
+// fires.
 func (f *roomFixture) heldFor(t *testing.T, n int) {
 	t.Helper()
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		if w := f.b.Waiting(); w != n {
 			return fmt.Errorf("%d requests held for room; want %d", w, n)
+		}
+		if a := len(f.clock.Armed()); a != n {
+			return fmt.Errorf("%d recheck timers armed; want %d", a, n)
 		}
 		return nil
 	})

@@ -240,6 +240,22 @@ func (s *settings) runChaos(name string, spec chaosSpec) (r result, err error) {
 		r.note("the unluckiest (event, subscription) pair failed %d times: %d s of back-off by the schedule alone",
 			got.maxFails, floor)
 	}
+	if lp := got.lastPair; lp.done > 0 {
+		sec := func(ns int64) float64 { return float64(ns) / 1e9 }
+		var sched time.Duration
+		for n := 1; n <= got.lastFails; n++ {
+			sched += backoff(n)
+		}
+		r.detail("last_pair_first_failed_held_schedule_slack_seconds",
+			[]float64{sec(lp.first - t0.UnixNano()), float64(got.lastFails), sec(lp.held), sched.Seconds(), sec(lp.slack)})
+		r.note("the last pair delivered: first attempt after %.1f s, %d failed attempts holding %.1f s, %.0f s of back-off, %.1f s later than the schedule",
+			sec(lp.first-t0.UnixNano()), got.lastFails, sec(lp.held), sched.Seconds(), sec(lp.slack))
+	}
+	if got.retries > 0 {
+		r.detail("retry_slack_mean_max_seconds", []float64{float64(got.slack) / float64(got.retries) / 1e9, float64(got.maxSlack) / 1e9})
+		r.note("%d retries came on average %.0f ms later than the schedule; one pair's retries at most %.1f s in all",
+			got.retries, float64(got.slack)/float64(got.retries)/1e6, float64(got.maxSlack)/1e9)
+	}
 	r.detail("duplicated_deliveries", got.dups)
 	r.detail("unknown_events", got.unknown)
 	r.detail("delivery_requests", got.requests)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestParseChaos(t *testing.T) {
@@ -37,7 +38,7 @@ func TestParseChaos(t *testing.T) {
 }
 
 func TestChaosRecord(t *testing.T) {
-	st := &chaosSub{seen: make([]bool, 10), fails: make([]uint8, 10)}
+	st := newChaosSub(10)
 	var last atomic.Int64
 	b := newBatchBody(3, 200)
 	b.stamp(4, 1000)
@@ -51,10 +52,22 @@ func TestChaosRecord(t *testing.T) {
 	if last.Load() != 7000 {
 		t.Errorf("last new delivery at %d, want 7000", last.Load())
 	}
-	st.failed(b.buf) // ids 9, 10, 11: one within the run
-	st.failed(b.buf)
+	st.failed(b.buf, 1, 2) // ids 9, 10, 11: one within the run
+	st.failed(b.buf, 3, 4)
 	if st.fails[9] != 2 {
 		t.Errorf("event 9 failed %d times, want 2", st.fails[9])
+	}
+	// Event 0 fails at 10 s, held 1 s; its retry comes 1.5 s after that
+	// ended (0.5 s late) and is held 2 s; the next comes 2 s after that
+	// (on time) and is delivered.
+	sec := int64(time.Second)
+	b.stamp(0, 1000)
+	st.failed(b.buf, 10*sec, 11*sec)
+	st.failed(b.buf, 12*sec+sec/2, 14*sec+sec/2)
+	st.record(b.buf, 16*sec+sec/2, &last)
+	want := pairTimes{first: 10 * sec, done: 16*sec + sec/2, ended: 14*sec + sec/2, held: 3 * sec, slack: sec / 2}
+	if st.pairs[0] != want {
+		t.Errorf("event 0's times %+v, want %+v", st.pairs[0], want)
 	}
 }
 

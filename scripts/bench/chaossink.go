@@ -40,6 +40,7 @@ type chaosSub struct {
 	mu       sync.Mutex
 	seen     []bool  // by event id
 	fails    []uint8 // failed attempts, by event id
+	pairs    []pairTimes
 	distinct int64
 	dups     int64
 	unknown  int64
@@ -47,11 +48,15 @@ type chaosSub struct {
 	at       []int64 // Unix ns of each event's first delivery
 }
 
+func newChaosSub(events int64) *chaosSub {
+	return &chaosSub{seen: make([]bool, events), fails: make([]uint8, events), pairs: make([]pairTimes, events)}
+}
+
 func newFaultySink(subs int, events int64, spec chaosSpec, late time.Duration, seed uint64) (*faultySink, error) {
 	k := &faultySink{spec: spec, late: late, release: make(chan struct{}),
 		rng: rand.New(rand.NewPCG(seed, 0x6564676567726964))}
 	for range subs {
-		k.subs = append(k.subs, &chaosSub{seen: make([]bool, events), fails: make([]uint8, events)})
+		k.subs = append(k.subs, newChaosSub(events))
 	}
 	var err error
 	k.srv, k.ln, err = serveLoopback(k)
@@ -90,6 +95,7 @@ func (k *faultySink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	arrived := time.Now().UnixNano()
 	k.requests.Add(1)
 	kind := k.fault()
 	if kind != "" {
@@ -100,11 +106,11 @@ func (k *faultySink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if kind != "" {
-		k.subs[i].failed(body)
+		defer func() { k.subs[i].failed(body, arrived, time.Now().UnixNano()) }()
 	}
 	switch kind {
 	case "":
-		k.subs[i].record(body, time.Now().UnixNano(), &k.last)
+		k.subs[i].record(body, arrived, &k.last)
 		w.WriteHeader(http.StatusOK)
 	case "429":
 		w.Header().Set("Retry-After", "1")
@@ -171,6 +177,8 @@ func (st *chaosSub) record(body []byte, now int64, last *atomic.Int64) {
 			st.seen[id] = true
 			st.distinct++
 			st.at = append(st.at, now)
+			st.pairs[id].attempt(st.fails[id], now)
+			st.pairs[id].done = now
 			fresh = true
 		}
 	})
@@ -180,15 +188,47 @@ func (st *chaosSub) record(body []byte, now int64, last *atomic.Int64) {
 	}
 }
 
-// failed counts a failed attempt for the events of a delivery.
-func (st *chaosSub) failed(body []byte) {
+// failed counts a failed attempt for the events of a delivery, which
+// arrived and ended (was answered, dropped, or given up by the broker) at
+// the times given.
+func (st *chaosSub) failed(body []byte, arrived, ended int64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	eachID(body, func(id int64) {
 		if id >= 0 && id < int64(len(st.fails)) && st.fails[id] < 255 {
+			p := &st.pairs[id]
+			p.attempt(st.fails[id], arrived)
+			p.held += ended - arrived
+			p.ended = ended
 			st.fails[id]++
 		}
 	})
+}
+
+// pairTimes is where the time of one (event, subscription) pair went, in
+// Unix ns: its first attempt, its delivery, the time its failed attempts
+// took, and the slack: how much later than the back-off schedule says
+// each retry came after the failed attempt before it ended.
+type pairTimes struct {
+	first, done, ended, held, slack int64
+}
+
+// attempt notes an attempt that arrived after fails failed ones.
+func (p *pairTimes) attempt(fails uint8, arrived int64) {
+	if fails == 0 {
+		p.first = arrived
+		return
+	}
+	p.slack += arrived - p.ended - int64(backoff(int(fails)))
+}
+
+// backoff is the schedule's wait after the n-th failed attempt: the bench
+// runs h with back-off intervals of 1 s and 2 s.
+func backoff(n int) time.Duration {
+	if n <= 1 {
+		return time.Second
+	}
+	return 2 * time.Second
 }
 
 // chaosTally is what the sink received, over all subscriptions.
@@ -199,6 +239,11 @@ type chaosTally struct {
 	lat                               []int64
 	at                                []int64 // first deliveries, Unix ns
 	maxFails                          int     // the most failed attempts of one event to one subscription
+	lastPair                          pairTimes
+	lastFails                         int
+	retries                           int64 // attempts after a failed one
+	slack                             int64 // their slack, summed
+	maxSlack                          int64
 }
 
 func (k *faultySink) tally() chaosTally {
@@ -215,8 +260,17 @@ func (k *faultySink) tally() chaosTally {
 		t.unknown += st.unknown
 		t.lat = append(t.lat, st.lat...)
 		t.at = append(t.at, st.at...)
-		for _, n := range st.fails {
+		for id, n := range st.fails {
 			t.maxFails = max(t.maxFails, int(n))
+			p := st.pairs[id]
+			if p.done > t.lastPair.done {
+				t.lastPair, t.lastFails = p, int(n)
+			}
+			if n > 0 && p.done > 0 {
+				t.retries += int64(n)
+				t.slack += p.slack
+				t.maxSlack = max(t.maxSlack, p.slack)
+			}
 		}
 		st.mu.Unlock()
 	}

@@ -191,7 +191,7 @@ func TestControl_OverloadOncePerRoundTrip(t *testing.T) {
 func TestControl_StalledRequestFreesItsSlot(t *testing.T) {
 	e, clock, s, sub := controlEngine(t, 1)
 	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("hang0", 50))
-	waitInFlight(t, e, 1)
+	waitWatched(t, e, clock, 1)
 	for i := range 3 {
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint("g", i), 50))
 	}
@@ -221,9 +221,9 @@ func TestControl_StalledRequestFreesItsSlot(t *testing.T) {
 func TestControl_StalledBeyondTheBound(t *testing.T) {
 	e, clock, s, sub := controlEngine(t, 1)
 	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("hang0", 50), newEvent("hang1", 50), newEvent("g", 50))
-	waitInFlight(t, e, 1)
+	waitWatched(t, e, clock, 1)
 	clock.Advance(30 * time.Millisecond) // hang0 stalls; hang1 goes to learn whether the endpoint hangs
-	waitInFlight(t, e, 2)
+	waitWatched(t, e, clock, 2)
 	if st, _ := e.QueueStats(sub); st.Backoff[0] != 0 || st.Ready != 1 {
 		t.Fatalf("one stalled with a bound of one: %+v, want nothing cancelled and g waiting", st)
 	}

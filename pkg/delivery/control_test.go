@@ -202,11 +202,16 @@ func TestControl_StalledRequestFreesItsSlot(t *testing.T) {
 		t.Fatalf("before the stall bound: %+v, want the hung request alone in flight", st)
 	}
 	clock.Advance(20 * time.Millisecond)
+	// The sender counts a delivery before its request ends: g2's is done
+	// with once the stalled request is alone in flight again.
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		for i := range 3 {
 			if s.got(fmt.Sprint("g", i)) != 1 {
 				return fmt.Errorf("g%d not delivered beside the stalled request", i)
 			}
+		}
+		if st, _ := e.QueueStats(sub); st.InFlight != 1 {
+			return fmt.Errorf("%d requests in flight, want the stalled one alone", st.InFlight)
 		}
 		return nil
 	})

@@ -191,7 +191,7 @@ func TestControl_OverloadOncePerRoundTrip(t *testing.T) {
 func TestControl_StalledRequestFreesItsSlot(t *testing.T) {
 	e, clock, s, sub := controlEngine(t, 1)
 	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("hang0", 50))
-	waitInFlight(t, e, 1)
+	waitWatched(t, e, clock, 1)
 	for i := range 3 {
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint("g", i), 50))
 	}
@@ -202,11 +202,16 @@ func TestControl_StalledRequestFreesItsSlot(t *testing.T) {
 		t.Fatalf("before the stall bound: %+v, want the hung request alone in flight", st)
 	}
 	clock.Advance(20 * time.Millisecond)
+	// The sender counts a delivery before its request ends: g2's is done
+	// with once the stalled request is alone in flight again.
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		for i := range 3 {
 			if s.got(fmt.Sprint("g", i)) != 1 {
 				return fmt.Errorf("g%d not delivered beside the stalled request", i)
 			}
+		}
+		if st, _ := e.QueueStats(sub); st.InFlight != 1 {
+			return fmt.Errorf("%d requests in flight, want the stalled one alone", st.InFlight)
 		}
 		return nil
 	})
@@ -221,9 +226,9 @@ func TestControl_StalledRequestFreesItsSlot(t *testing.T) {
 func TestControl_StalledBeyondTheBound(t *testing.T) {
 	e, clock, s, sub := controlEngine(t, 1)
 	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("hang0", 50), newEvent("hang1", 50), newEvent("g", 50))
-	waitInFlight(t, e, 1)
+	waitWatched(t, e, clock, 1)
 	clock.Advance(30 * time.Millisecond) // hang0 stalls; hang1 goes to learn whether the endpoint hangs
-	waitInFlight(t, e, 2)
+	waitWatched(t, e, clock, 2)
 	if st, _ := e.QueueStats(sub); st.Backoff[0] != 0 || st.Ready != 1 {
 		t.Fatalf("one stalled with a bound of one: %+v, want nothing cancelled and g waiting", st)
 	}

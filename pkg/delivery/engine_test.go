@@ -17,6 +17,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
 func TestEngine_Retry(t *testing.T) {
@@ -32,9 +33,14 @@ func TestEngine_Retry(t *testing.T) {
 		e := mustEngine(t, o, s, nil)
 		sub := newSub(e, "s")
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
+		// The sender counts the delivery before its request ends, and the
+		// event leaves the budget once it has.
 		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := s.Delivered("s")["e1"]; n != 1 {
 				return fmt.Errorf("delivered %d times", n)
+			}
+			if st := e.Stats(); st.QueuedEvents != 0 || st.QueuedBytes != 0 {
+				return fmt.Errorf("delivered; budget not returned yet: %+v", st)
 			}
 			return nil
 		})
@@ -52,9 +58,6 @@ func TestEngine_Retry(t *testing.T) {
 			if bs[i+1].DeliveryCount != i+1 {
 				t.Errorf("attempt %d DeliveryCount = %d, want %d", i+2, bs[i+1].DeliveryCount, i+1)
 			}
-		}
-		if e.Stats().QueuedEvents != 0 || e.Stats().QueuedBytes != 0 {
-			t.Errorf("budget not returned: %+v", e.Stats())
 		}
 	})
 
@@ -81,28 +84,22 @@ func TestEngine_Retry(t *testing.T) {
 	})
 
 	t.Run("TimeToLive", func(t *testing.T) {
-		s := &sender{SendFn: func(context.Context, *delivery.Batch) error { return errFail }}
-		m := newMetrics()
-		o := fastOptions()
-		o.DefaultTTL = 400 * time.Millisecond
-		e := mustEngine(t, o, s, m)
-		sub := newSub(e, "s")
-		ev := newEvent("e1", 100)
-		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, ev)
-		brokertest.Eventually(t, 5*time.Second, func() error {
-			if m.droppedN("s", delivery.DropExpired) != 1 {
-				return errors.New("not expired yet")
-			}
-			return nil
-		})
-		bs := s.Calls()
-		for _, b := range bs {
-			if b.At.Sub(ev.Accepted) > o.DefaultTTL {
-				t.Errorf("attempt at %v after acceptance, past the TTL", b.At.Sub(ev.Accepted))
+		// On the fake clock: on the system clock an attempt the engine
+		// took just before the TTL reaches the sender, which stamps it,
+		// just after it when the machine is slow.
+		const ttl = 400 * time.Millisecond
+		e, clock, s, m := clockedEngine(t, func(o *delivery.Options) {
+			o.DefaultTTL, o.Backoff = ttl, fastOptions().Backoff
+		}, nil)
+		got := runSchedule(t, e, clock, s, m, newSub(e, "s"))
+		m.waitDropped(t, "s", delivery.DropExpired, 1)
+		for _, at := range got {
+			if at > ttl {
+				t.Errorf("attempt at %v after acceptance, past the TTL", at)
 			}
 		}
-		if len(bs) < 2 {
-			t.Errorf("%d attempts, want at least 2 before the TTL", len(bs))
+		if len(got) < 2 {
+			t.Errorf("%d attempts, want at least 2 before the TTL", len(got))
 		}
 	})
 
@@ -150,6 +147,11 @@ func TestEngine_Batching(t *testing.T) {
 		o := fastOptions()
 		o.MaxPerSubscription = 1
 		o.DefaultMaxBatchBytes = 10000
+		// A clock that stands still: the first request is held for as
+		// long as the test takes to queue the others, and on the system
+		// clock it would stall after 20 ms when the machine is slow, and
+		// let the others go beside it.
+		o.Clock = fakeclock.New()
 		e := mustEngine(t, o, s, nil)
 		return s, bl, e, newSub(e, "s", mod)
 	}
@@ -420,32 +422,29 @@ func TestEngine_Lifecycle(t *testing.T) {
 	t.Run("UpdateAppliesToQueuedEvents", func(t *testing.T) {
 		var failing atomic.Bool
 		failing.Store(true)
-		s := &sender{SendFn: func(context.Context, *delivery.Batch) error {
+		// On the fake clock the six first attempts fail at the same time,
+		// and their retries fall due together. On the system clock they
+		// fall due as far apart as the attempts were, and when the machine
+		// is slow each was retried alone.
+		e, clock, s, _ := clockedEngine(t, func(o *delivery.Options) { o.MaxPerSubscription = 1 }, func(int) error {
 			if failing.Load() {
 				return errFail
 			}
 			return nil
-		}}
-		o := fastOptions()
-		o.MaxPerSubscription = 1
-		e := mustEngine(t, o, s, nil)
+		})
 		sub := newSub(e, "s")
 		var evs []*eventgrid.Event
 		for i := range 6 {
 			evs = append(evs, newEvent(fmt.Sprint(i), 50))
 		}
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, evs...)
-		brokertest.Eventually(t, 5*time.Second, func() error {
-			if len(s.Calls()) < 6 {
-				return errors.New("first attempts not made")
-			}
-			return nil
-		})
+		waitStats(t, e, sub, func(st delivery.QueueStats) bool { return st.Backoff[0] == 6 && st.InFlight == 0 })
 		// Turn batching on while the events wait in back-off.
 		upd := *sub
 		upd.Destination.MaxEventsPerBatch = 10
 		e.SubscriptionPut(&upd)
 		failing.Store(false)
+		clock.AdvanceToNext()
 		brokertest.Eventually(t, 5*time.Second, func() error {
 			if n := len(s.Delivered("s")); n != 6 {
 				return fmt.Errorf("%d delivered", n)
@@ -494,18 +493,23 @@ func TestEngine_Lifecycle(t *testing.T) {
 	})
 
 	t.Run("CloseFinishesInFlightAndDiscardsQueued", func(t *testing.T) {
-		started := make(chan struct{}, 1)
+		started, release := make(chan struct{}, 1), make(chan struct{})
 		var finished atomic.Bool
 		s := &sender{SendFn: func(ctx context.Context, b *delivery.Batch) error {
 			if idOf(b.Bodies[0]) == "0" {
 				started <- struct{}{}
-				time.Sleep(200 * time.Millisecond)
+				<-release
 				finished.Store(true)
 			}
 			return nil
 		}}
 		o := fastOptions()
 		o.MaxPerSubscription = 1
+		// A clock that stands still: on the system clock the first request
+		// would stall after 20 ms, if the test were as slow to close the
+		// engine, and let the others go beside it.
+		clock := fakeclock.New()
+		o.Clock = clock
 		m := newMetrics()
 		e := delivery.New(o, s, m, zerologNop())
 		sub := newSub(e, "s")
@@ -513,7 +517,24 @@ func TestEngine_Lifecycle(t *testing.T) {
 			mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint(i), 50))
 		}
 		<-started
-		if err := closeWithin(e, 5*time.Second); err != nil {
+		closed := make(chan error, 1)
+		go func() { closed <- closeWithin(e, 5*time.Second) }()
+		// The first request is held until Close has stopped the queues,
+		// and then the watchdog, whose timer the request armed: from then
+		// on no batch is taken, whenever the request ends.
+		brokertest.Eventually(t, 5*time.Second, func() error {
+			if a := clock.Armed(); len(a) != 0 {
+				return fmt.Errorf("timers armed at %v: Close has not stopped the watchdog yet", a)
+			}
+			return nil
+		})
+		select {
+		case err := <-closed:
+			t.Fatalf("Close returned (%v) before the request in flight finished", err)
+		default:
+		}
+		close(release)
+		if err := <-closed; err != nil {
 			t.Errorf("Close = %v; want nil, as nothing was cut off", err)
 		}
 		if !finished.Load() {

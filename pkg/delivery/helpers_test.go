@@ -18,6 +18,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 // sender is the engines' sender in these tests: the shared fake, which
@@ -74,6 +75,20 @@ func (m *metrics) droppedN(sub string, r delivery.DropReason) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.dropped[sub][r]
+}
+
+// waitDropped waits until n events of the subscription named sub are
+// counted as dropped for r. The worker that drops an event counts it once
+// it has let go of the queue, after the event has left the queue and the
+// budget: a test that sees the queue empty has yet to wait for the count.
+func (m *metrics) waitDropped(t *testing.T, sub string, r delivery.DropReason, n int) {
+	t.Helper()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if got := m.droppedN(sub, r); got != n {
+			return fmt.Errorf("%d events of %s counted as dropped (%s), want %d", got, sub, r, n)
+		}
+		return nil
+	})
 }
 
 // fastOptions are engine options with intervals short enough for tests.

@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,24 @@ func outcomes(t *testing.T, st *inspect.Stream) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// waitOutcomes reads the outcomes waiting in st until at least n have
+// come, and returns them sorted. A request's outcomes are reported once its
+// worker has let go of the queue, after the queue shows the request ended,
+// and the workers of two requests may report in either order.
+func waitOutcomes(t *testing.T, st *inspect.Stream, n int) []string {
+	t.Helper()
+	var got []string
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		got = append(got, outcomes(t, st)...)
+		if len(got) < n {
+			return fmt.Errorf("%d outcomes %q, want %d", len(got), got, n)
+		}
+		return nil
+	})
+	slices.Sort(got)
+	return got
 }
 
 // TestEngine_Inspection follows two events of a failing subscription
@@ -94,7 +113,7 @@ func TestEngine_Inspection(t *testing.T) {
 	if st.Failures != 2 || !st.NextAttempt.Equal(start.Add(time.Minute)) || !st.Oldest.Equal(start) {
 		t.Errorf("stats %+v; want 2 failures, next attempt in a minute, oldest at the start", st)
 	}
-	if got := strings.Join(outcomes(t, watch), ","); got != "failed e2 1 503 next timed,failed e1 1 503 next timed" {
+	if got := strings.Join(waitOutcomes(t, watch, 2), ","); got != "failed e1 1 503 next timed,failed e2 1 503 next timed" {
 		t.Errorf("outcomes after the first attempts: %s", got)
 	}
 
@@ -112,6 +131,13 @@ func TestEngine_Inspection(t *testing.T) {
 	if got := s.attempts(); !got[3].Equal(start) {
 		t.Errorf("the retried attempts were at %v, not at once", got)
 	}
+	// The events given up on are reported after they left the queue.
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if _, total := rec.Failures(10); total != 2 {
+			return fmt.Errorf("%d events given up on, want 2", total)
+		}
+		return nil
+	})
 	fs, total := rec.Failures(10)
 	if total != 2 || len(fs) != 2 {
 		t.Fatalf("given up: %+v (total %d)", fs, total)
@@ -122,7 +148,7 @@ func TestEngine_Inspection(t *testing.T) {
 			t.Errorf("given up: %+v", f)
 		}
 	}
-	got := outcomes(t, watch)
+	got := waitOutcomes(t, watch, 2)
 	if len(got) != 2 || !strings.HasPrefix(got[0], "dropped ") || !strings.HasSuffix(got[0], " 2 503 MaxDeliveryAttemptsExceeded") {
 		t.Errorf("outcomes of the last attempts: %q", got)
 	}
@@ -136,7 +162,7 @@ func TestEngine_Inspection(t *testing.T) {
 	if tot := rec.Totals(); tot != want {
 		t.Errorf("totals %+v, want %+v", tot, want)
 	}
-	if got := outcomes(t, watch); len(got) != 1 || got[0] != "delivered e3 1 timed" {
+	if got := waitOutcomes(t, watch, 1); len(got) != 1 || got[0] != "delivered e3 1 timed" {
 		t.Errorf("outcome of the delivery: %q", got)
 	}
 	if p, _ := e.Peek(sub, 10); p.Total != 0 || len(p.Events) != 0 {

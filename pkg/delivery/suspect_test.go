@@ -109,6 +109,28 @@ func waitInFlight(t *testing.T, e *delivery.Engine, n int) {
 	})
 }
 
+// waitWatched waits until n requests are in flight and the watchdog that
+// finds the suspect and stalled ones is armed, for a test that moves the
+// clock next. A request counts itself in flight before it arms the
+// watchdog: a test that moved the clock on the count alone could move it
+// before the watchdog was armed, which then counts its rounds from the
+// moved clock and misses the request turning suspect or stalled.
+func waitWatched(t *testing.T, e *delivery.Engine, clock *fakeclock.Clock, n int) {
+	t.Helper()
+	// The watchdog looks every SuspectAfter/100; the tests keep the
+	// default SuspectAfter, and their other timers are far later.
+	tick := delivery.DefaultOptions().SuspectAfter / 100
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if got := e.Stats().InFlight; got != n {
+			return fmt.Errorf("%d requests in flight, want %d", got, n)
+		}
+		if next, ok := clock.Next(); !ok || next.After(clock.Now().Add(tick)) {
+			return fmt.Errorf("%d requests in flight, and the watchdog not armed yet", n)
+		}
+		return nil
+	})
+}
+
 // TestEngine_SuspectRequestIsParked: with a pool of one worker, a request
 // that stays in flight past the suspect bound leaves the pool, and the next
 // subscription in line is served while it waits.
@@ -118,7 +140,7 @@ func TestEngine_SuspectRequestIsParked(t *testing.T) {
 	prove(t, e, s, hung, healthy)
 	s.hang("hung")
 	mustPublish(t, e, []*eventgrid.EventSubscription{hung}, newEvent("h", 50))
-	waitInFlight(t, e, 1)
+	waitWatched(t, e, clock, 1)
 	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g", 50))
 	// Within the suspect bound the request holds the only worker.
 	clock.Advance(100 * time.Millisecond)
@@ -128,9 +150,11 @@ func TestEngine_SuspectRequestIsParked(t *testing.T) {
 	// A request of a subscription that answers at once is suspect after a
 	// fifth of SuspectAfter (200 ms), and the watchdog looks every 100 ms.
 	clock.Advance(200 * time.Millisecond)
+	// The sender counts a delivery before its request ends: the request
+	// is done with once healthy has none in flight.
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if n := s.deliveredTo("healthy"); n != 2 {
-			return fmt.Errorf("healthy got %d of 2 events beside a parked request", n)
+		if st, _ := e.QueueStats(healthy); s.deliveredTo("healthy") != 2 || st.InFlight != 0 {
+			return fmt.Errorf("healthy got %d of 2 events beside a parked request, %d requests in flight", s.deliveredTo("healthy"), st.InFlight)
 		}
 		return nil
 	})
@@ -208,14 +232,18 @@ func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
 	}
 	healthy := newSub(e, "healthy")
 	prove(t, e, s, healthy)
-	for i := range 8 { // up to the per-subscription limit of 16
+	// Three successes each raise their concurrency to 4: together they
+	// fill the pool of 8, 4 each, whatever the workers' turns. (With more,
+	// one could take the whole pool before the other had a worker, and
+	// send up to its limit once the pool had room, while the test counts.)
+	for i := range 3 {
 		mustPublish(t, e, warm, newEvent(fmt.Sprint("w", i), 50))
 	}
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		for _, sub := range warm {
 			// Answered, and done with: no answer comes after they hang.
-			if st, _ := e.QueueStats(sub); s.deliveredTo(sub.Name) != 8 || st.InFlight != 0 {
-				return fmt.Errorf("%s warming up", sub.Name)
+			if st, _ := e.QueueStats(sub); s.deliveredTo(sub.Name) != 3 || st.InFlight != 0 || st.ConcurrencyLimit != 4 {
+				return fmt.Errorf("%s warming up: %+v", sub.Name, st)
 			}
 		}
 		return nil
@@ -226,7 +254,7 @@ func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
 		evs = append(evs, newEvent(fmt.Sprint("x", i), 50))
 	}
 	mustPublish(t, e, warm, evs...)
-	waitInFlight(t, e, 8) // the whole pool
+	waitWatched(t, e, clock, 8) // the whole pool
 	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g", 50))
 	for range 3 {
 		clock.Advance(100 * time.Millisecond)
@@ -239,10 +267,7 @@ func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
 	})
 	// Once their requests have stalled, with no answer since, the hung
 	// subscriptions send no more, but for one request beside a single
-	// stalled one, to learn whether the endpoint hangs. (How the pool's 8
-	// were shared between the two depends on the workers' turns: one that
-	// had none sends up to its limit once the pool has room, and those
-	// stall in turn.)
+	// stalled one, to learn whether the endpoint hangs.
 	inFlight := func() map[string]int {
 		m := map[string]int{}
 		for _, sub := range warm {
@@ -385,7 +410,7 @@ func TestEngine_SuspectAfterUsualAnswerTime(t *testing.T) {
 	})
 	// The first answer takes 600 ms.
 	mustPublish(t, e, []*eventgrid.EventSubscription{slow}, newEvent("s1", 50))
-	waitInFlight(t, e, 1)
+	waitWatched(t, e, clock, 1)
 	for range 6 {
 		clock.Advance(100 * time.Millisecond)
 	}
@@ -393,7 +418,7 @@ func TestEngine_SuspectAfterUsualAnswerTime(t *testing.T) {
 	waitInFlight(t, e, 0)
 
 	mustPublish(t, e, []*eventgrid.EventSubscription{slow}, newEvent("s2", 50))
-	waitInFlight(t, e, 1)
+	waitWatched(t, e, clock, 1)
 	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g1", 50))
 	for range 9 {
 		clock.Advance(100 * time.Millisecond)
@@ -421,13 +446,13 @@ func TestEngine_SuspectCancelledWhenNoRoom(t *testing.T) {
 	prove(t, e, s, a, b, c, healthy)
 	s.hang("a", "b", "c")
 	mustPublish(t, e, []*eventgrid.EventSubscription{a, b}, newEvent("x", 50))
-	waitInFlight(t, e, 2)
+	waitWatched(t, e, clock, 2)
 	for range 3 {
 		clock.Advance(100 * time.Millisecond)
 	}
 	// One parked, one in the slow share; a new worker in the freed slot.
 	mustPublish(t, e, []*eventgrid.EventSubscription{c}, newEvent("y", 50))
-	waitInFlight(t, e, 3)
+	waitWatched(t, e, clock, 3)
 	for range 3 {
 		clock.Advance(100 * time.Millisecond)
 	}
@@ -440,8 +465,8 @@ func TestEngine_SuspectCancelledWhenNoRoom(t *testing.T) {
 	})
 	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g", 50))
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if n := s.deliveredTo("healthy"); n != 2 {
-			return fmt.Errorf("healthy got %d of 2 events", n)
+		if st, _ := e.QueueStats(healthy); s.deliveredTo("healthy") != 2 || st.InFlight != 0 {
+			return fmt.Errorf("healthy got %d of 2 events, %d requests in flight", s.deliveredTo("healthy"), st.InFlight)
 		}
 		return nil
 	})

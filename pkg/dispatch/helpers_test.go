@@ -17,6 +17,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
 // gate is a delivery.Sender that holds every request until it is opened,
@@ -54,6 +55,7 @@ type broker struct {
 	gate   *gate
 	rej    *rejections
 	board  *inspect.Board
+	clock  *fakeclock.Clock
 }
 
 type rejections struct{ n atomic.Int64 }
@@ -72,17 +74,23 @@ func newBroker(t *testing.T, l budget.Limits, transform func(eventgrid.Topic, *e
 // newBrokerWith is a broker whose push engine delivers through sender,
 // with the dispatcher options o (their budget, modes, board and metrics
 // set here).
+//
+// Its modes share a clock that stands still. The senders hold requests for
+// as long as a test takes; on the system clock, when the machine is slow,
+// the push engine's watchdog would find them stalled after 20 ms and send
+// the next ones beside them.
 func newBrokerWith(t *testing.T, l budget.Limits, sender delivery.Sender, o dispatch.Options) *broker {
 	t.Helper()
-	b := &broker{budget: budget.New(l), rej: &rejections{}, board: inspect.New(inspect.Options{})}
+	clock := fakeclock.New()
+	b := &broker{budget: budget.New(l), rej: &rejections{}, board: inspect.New(inspect.Options{Clock: clock}), clock: clock}
 	eo := delivery.DefaultOptions()
-	eo.Budget, eo.Board = b.budget, b.board
+	eo.Budget, eo.Board, eo.Clock = b.budget, b.board, clock
 	eo.LogDeliveryFailure, eo.LogEventExpiry = false, false
 	b.engine = delivery.New(eo, sender, nil, zerolog.Nop())
 	t.Cleanup(func() { _ = b.engine.Close(context.Background()) })
-	b.store = pull.New(pull.Options{Board: b.board}, zerolog.Nop())
+	b.store = pull.New(pull.Options{Board: b.board, Clock: clock}, zerolog.Nop())
 	t.Cleanup(func() { _ = b.store.Close(context.Background()) })
-	o.Budget, o.Push, o.Queues, o.Metrics, o.Board = b.budget, b.engine, b.store, b.rej, b.board
+	o.Budget, o.Push, o.Queues, o.Metrics, o.Board, o.Clock = b.budget, b.engine, b.store, b.rej, b.board, clock
 	b.d = dispatch.New(o)
 	return b
 }
@@ -109,7 +117,7 @@ func (b *broker) publish(n, size int, subs ...*eventgrid.EventSubscription) erro
 	for i := range ds {
 		body := fmt.Sprintf(`{"id":"%d","pad":"`, i)
 		body += strings.Repeat("x", max(0, size-len(body)-2)) + `"}`
-		ds[i] = eventgrid.Delivery{Event: &eventgrid.Event{ID: fmt.Sprint(i), Body: []byte(body), Accepted: time.Now()}, Subscriptions: subs}
+		ds[i] = eventgrid.Delivery{Event: &eventgrid.Event{ID: fmt.Sprint(i), Body: []byte(body), Accepted: b.clock.Now()}, Subscriptions: subs}
 	}
 	return b.d.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds})
 }

@@ -243,19 +243,34 @@ func TestHandshake_AllowedRate(t *testing.T) {
 		}
 	})
 	t.Run("ForgottenWithTheHandshake", func(t *testing.T) {
-		none := *sub
+		// At one request a minute the deadline below, shorter than the
+		// interval, leaves the sends time for their round trips however
+		// slow the machine: at 600 a minute it had to be shorter than
+		// 100 ms, for two of them.
+		url := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "1"}, nil)
+		slow := validatedSub(url, eventgrid.ValidationCloudEvents)
+		slow.UID = 6
+		if err := handshake(ctx, s, nil, slow); err != nil {
+			t.Fatal(err)
+		}
+		s.SubscriptionPut(slow)
+		// The slot taken: the next is a minute away.
+		if err := s.Send(ctx, batch(slow, 1, egEvent("1", "t1"))); err != nil {
+			t.Fatal(err)
+		}
+		none := *slow
 		none.Destination.Validation = eventgrid.ValidationNone
 		s.SubscriptionPut(&none)
 		// Without the limiter there is no slot to wait for, so even a
 		// deadline shorter than the interval is enough.
-		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		short, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		for range 2 {
-			if err := s.Send(short, batch(sub, 1, egEvent("1", "t1"))); err != nil {
+			if err := s.Send(short, batch(slow, 1, egEvent("1", "t1"))); err != nil {
 				t.Fatal(err)
 			}
 		}
-		other := *sub
+		other := *slow
 		other.UID = 99
 		s.SubscriptionDeleted(&other) // another lifetime of the name: no effect
 	})
@@ -268,13 +283,14 @@ func TestHandshake_CommitStep(t *testing.T) {
 	s := handshakeSender(time.Second)
 	ctx := t.Context()
 	// twoSends reports whether two sends in a row, within less than the
-	// agreed interval, both find a slot.
+	// agreed interval, both find a slot. (The interval is a minute, so
+	// that the sends have seconds for their round trips.)
 	twoSends := func(sub *eventgrid.EventSubscription) bool {
-		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		short, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		return s.Send(short, batch(sub, 1, egEvent("1", "t1"))) == nil && s.Send(short, batch(sub, 1, egEvent("2", "t1"))) == nil
 	}
-	url := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "60"}, nil)
+	url := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "1"}, nil)
 	sub := validatedSub(url, eventgrid.ValidationCloudEvents)
 	onStored, err := s.Handshake(ctx, nil, sub)
 	if err != nil || onStored == nil {
@@ -371,9 +387,11 @@ func TestHandshake_RateWithTheStoredSubscription(t *testing.T) {
 		return stored, err
 	}
 	// limited reports whether two sends in a row, within less than the
-	// agreed interval, find the second slot taken.
+	// agreed interval, find the second slot taken. (The agreed rates are
+	// one a minute, so that the sends have seconds for their round trips,
+	// and a slot taken stays taken for the whole test.)
 	limited := func(sub *eventgrid.EventSubscription) bool {
-		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		short, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if err := s.Send(short, batch(sub, 1, egEvent("1", "t1"))); err != nil {
 			t.Fatal(err)
@@ -381,7 +399,7 @@ func TestHandshake_RateWithTheStoredSubscription(t *testing.T) {
 		err := s.Send(short, batch(sub, 1, egEvent("1", "t1")))
 		return err != nil && strings.Contains(err.Error(), "WebHook-Allowed-Rate")
 	}
-	slow := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "60"}, nil)
+	slow := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "1"}, nil)
 	live, err := put("a", slow)
 	if err != nil {
 		t.Fatal(err)
@@ -393,7 +411,7 @@ func TestHandshake_RateWithTheStoredSubscription(t *testing.T) {
 	t.Run("RefusedNewSubscription", func(t *testing.T) {
 		// The topic holds its one subscription: the put is refused after
 		// its handshake agreed a rate.
-		other := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "60"}, nil)
+		other := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "1"}, nil)
 		_, err := put("b", other)
 		if eventgrid.ErrorCode(err) != eventgrid.ELimitExceeded {
 			t.Fatalf("put = %v, want LimitExceeded", err)
@@ -414,9 +432,9 @@ func TestHandshake_RateWithTheStoredSubscription(t *testing.T) {
 		if cur, _ := reg.Subscription(ctx, "t1", "a"); cur != live {
 			t.Fatal("the refused put changed the subscription")
 		}
-		// The live subscription's one slot per second was taken above and
+		// The live subscription's one slot a minute was taken above and
 		// is still taken.
-		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		short, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		err := s.Send(short, batch(live, 1, egEvent("1", "t1")))
 		if err == nil || !strings.Contains(err.Error(), "WebHook-Allowed-Rate") {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,9 +25,25 @@ import (
 // counts records the Writer's metrics.
 type counts struct {
 	written, failed, dropped atomic.Int64
+
+	mu    sync.Mutex
+	sizes []int // of the blobs written, in order
 }
 
-func (c *counts) DeadLetterWritten(_ *eventgrid.EventSubscription, n int) { c.written.Add(int64(n)) }
+func (c *counts) DeadLetterWritten(_ *eventgrid.EventSubscription, n int) {
+	c.written.Add(int64(n))
+	c.mu.Lock()
+	c.sizes = append(c.sizes, n)
+	c.mu.Unlock()
+}
+
+// blobSizes returns how many letters each blob written held, in order.
+func (c *counts) blobSizes() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.sizes)
+}
+
 func (c *counts) DeadLetterWriteFailed(*eventgrid.EventSubscription)      { c.failed.Add(1) }
 func (c *counts) DeadLetterDropped(_ *eventgrid.EventSubscription, n int) { c.dropped.Add(int64(n)) }
 
@@ -240,13 +257,24 @@ func TestWriter_Backlog(t *testing.T) {
 			return nil
 		})
 	}
-	// 350 letters of 25 bytes: the first may go on its own (the first
-	// letter after a quiet spell goes at once), then three blobs of 100 go
-	// at once, and the rest wait.
-	for i := range 350 {
+	// The first letter after a quiet spell goes at once, with whatever
+	// else has come by the time the writer takes it; what is left then
+	// goes in full blobs, and the rest waits for the interval. Sent with
+	// the 349 below, the first blob would hold as many as had come: 91 of
+	// them (a writer slow to wake) leave 259, two full blobs and 59
+	// waiting, rather than three. So the first letter goes, and is
+	// written, before the others come.
+	w.DeadLetter(small(0))
+	waitDone(1)
+	// 349 letters of 22 bytes: three blobs of 100 go at once, and the 49
+	// left wait for the interval.
+	for i := 1; i < 350; i++ {
 		w.DeadLetter(small(i))
 	}
-	waitDone(300)
+	waitDone(301)
+	if got := m.blobSizes(); !slices.Equal(got, []int{1, 100, 100, 100}) {
+		t.Fatalf("blobs of %v letters before the interval, want [1 100 100 100]", got)
+	}
 	// Four letters of about 1,500 bytes make those waiting more than
 	// 4,000 bytes: at least one blob goes at once, bounded by bytes. How
 	// many letters it holds depends on the letters' encoded length, which

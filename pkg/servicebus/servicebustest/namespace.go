@@ -127,7 +127,8 @@ func (n *Namespace) Fail(status int, retryAfter string) {
 
 // Hang makes every request the namespace would accept from now on wait,
 // unanswered, until its client leaves or the test ends, as a namespace
-// that stopped answering.
+// that stopped answering; then its connection is closed, still
+// unanswered.
 func (n *Namespace) Hang() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -162,7 +163,12 @@ func (n *Namespace) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		case <-n.release:
 		}
-		return
+		// A hung namespace never answers. Returning would answer 200 OK,
+		// and the client can still read that: over TLS it says it leaves
+		// (close_notify, which ends r's context) before it closes the
+		// connection, and its transport takes an answer that races its
+		// deadline. Aborting closes the connection unanswered.
+		panic(http.ErrAbortHandler)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()

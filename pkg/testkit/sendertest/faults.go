@@ -38,7 +38,7 @@ func (f *Faults) Fail(status int, retryAfter string) {
 }
 
 // Hang makes every request from now on wait, unanswered, until its client
-// leaves or the test ends.
+// leaves or the test ends; then its connection is closed, still unanswered.
 func (f *Faults) Hang() {
 	f.mu.Lock()
 	f.hung = true
@@ -59,6 +59,11 @@ func (f *Faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		case <-f.done:
 		}
+		// Never answer: returning would answer 200 OK, which a TLS client
+		// can still read after saying it leaves (close_notify ends r's
+		// context before the connection closes). Aborting closes the
+		// connection unanswered.
+		panic(http.ErrAbortHandler)
 	case status != 0:
 		if retryAfter != "" {
 			w.Header().Set("Retry-After", retryAfter)

@@ -211,18 +211,26 @@ func TestHandshake_CloudEvents(t *testing.T) {
 	}
 }
 
+// rateLimitedSub returns a subscription, stored in s with uid, whose
+// endpoint agreed to rate requests a minute in its handshake.
+func rateLimitedSub(t *testing.T, s *webhook.Sender, rate string, uid uint64) *eventgrid.EventSubscription {
+	t.Helper()
+	url := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": rate}, nil)
+	sub := validatedSub(url, eventgrid.ValidationCloudEvents)
+	sub.UID = uid
+	if err := handshake(t.Context(), s, nil, sub); err != nil {
+		t.Fatal(err)
+	}
+	s.SubscriptionPut(sub)
+	return sub
+}
+
 // TestHandshake_AllowedRate checks that WebHook-Allowed-Rate spaces the
 // deliveries: at 600 requests a minute, one every 100 ms.
 func TestHandshake_AllowedRate(t *testing.T) {
 	s := handshakeSender(time.Second)
 	ctx := t.Context()
-	url := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "600"}, nil)
-	sub := validatedSub(url, eventgrid.ValidationCloudEvents)
-	sub.UID = 5
-	if err := handshake(ctx, s, nil, sub); err != nil {
-		t.Fatal(err)
-	}
-	s.SubscriptionPut(sub)
+	sub := rateLimitedSub(t, s, "600", 5)
 	start := time.Now()
 	for range 4 {
 		if err := s.Send(ctx, batch(sub, 1, egEvent("1", "t1"))); err != nil {
@@ -247,13 +255,7 @@ func TestHandshake_AllowedRate(t *testing.T) {
 		// interval, leaves the sends time for their round trips however
 		// slow the machine: at 600 a minute it had to be shorter than
 		// 100 ms, for two of them.
-		url := optionsEndpoint(t, 200, map[string]string{"WebHook-Allowed-Origin": "*", "WebHook-Allowed-Rate": "1"}, nil)
-		slow := validatedSub(url, eventgrid.ValidationCloudEvents)
-		slow.UID = 6
-		if err := handshake(ctx, s, nil, slow); err != nil {
-			t.Fatal(err)
-		}
-		s.SubscriptionPut(slow)
+		slow := rateLimitedSub(t, s, "1", 6)
 		// The slot taken: the next is a minute away.
 		if err := s.Send(ctx, batch(slow, 1, egEvent("1", "t1"))); err != nil {
 			t.Fatal(err)

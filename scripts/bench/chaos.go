@@ -166,7 +166,7 @@ func (s *settings) runChaos(name string, spec chaosSpec) (r result, err error) {
 	total := amount(c.events, 100)
 	room := fmt.Sprint(total*int64(c.subs) + 100000)
 	b, err := s.startBroker(&r, map[string]string{
-		"broker__backoffIntervals":               "1s,2s",
+		"broker__backoffIntervals":               fmt.Sprintf("%v,%v", chaosBackoff[0], chaosBackoff[1]),
 		"broker__deliverTimeoutInSeconds":        fmt.Sprint(spec.timeout),
 		"broker__maxQueuedEvents":                room,
 		"broker__maxQueuedEventsPerSubscription": fmt.Sprint(total + 100000),
@@ -232,24 +232,20 @@ func (s *settings) runChaos(name string, spec chaosSpec) (r result, err error) {
 		r.note("50%% of the pairs delivered after %.1f s, 90%% after %.1f s, 99%% after %.1f s", share(50), share(90), share(99))
 	}
 	if got.maxFails > 0 {
-		// With back-off intervals of 1 s and 2 s, an event that failed n
-		// times waited 1 + 2(n-1) s for its retries whatever the broker did.
-		floor := 1 + 2*(got.maxFails-1)
+		// An event that failed n times waited this long for its retries
+		// whatever the broker did.
+		floor := int(backoffOver(got.maxFails).Seconds())
 		r.detail("most_failed_attempts_of_one_pair", got.maxFails)
 		r.detail("retry_schedule_floor_seconds", floor)
 		r.note("the unluckiest (event, subscription) pair failed %d times: %d s of back-off by the schedule alone",
 			got.maxFails, floor)
 	}
 	if lp := got.lastPair; lp.done > 0 {
-		sec := func(ns int64) float64 { return float64(ns) / 1e9 }
-		var sched time.Duration
-		for n := 1; n <= got.lastFails; n++ {
-			sched += backoff(n)
-		}
-		r.detail("last_pair_first_failed_held_schedule_slack_seconds",
-			[]float64{sec(lp.first - t0.UnixNano()), float64(got.lastFails), sec(lp.held), sched.Seconds(), sec(lp.slack)})
+		first, held, sched, slack := float64(lp.first-t0.UnixNano())/1e9, float64(lp.held)/1e9,
+			backoffOver(got.lastFails).Seconds(), float64(lp.slack)/1e9
+		r.detail("last_pair_first_failed_held_schedule_slack_seconds", []float64{first, float64(got.lastFails), held, sched, slack})
 		r.note("the last pair delivered: first attempt after %.1f s, %d failed attempts holding %.1f s, %.0f s of back-off, %.1f s later than the schedule",
-			sec(lp.first-t0.UnixNano()), got.lastFails, sec(lp.held), sched.Seconds(), sec(lp.slack))
+			first, got.lastFails, held, sched, slack)
 	}
 	if got.retries > 0 {
 		r.detail("retry_slack_mean_max_seconds", []float64{float64(got.slack) / float64(got.retries) / 1e9, float64(got.maxSlack) / 1e9})

@@ -68,6 +68,9 @@ func TestChaosRecord(t *testing.T) {
 	want := pairTimes{first: 10 * sec, done: 16*sec + sec/2, ended: 14*sec + sec/2, held: 3 * sec, slack: sec / 2}
 	if st.pairs[0] != want {
 		t.Errorf("event 0's times %+v, want %+v", st.pairs[0], want)
+	} // Nine failures in a row wait 1 + 8 × 2 s.
+	if d := backoffOver(9); d != 17*time.Second {
+		t.Errorf("back-off over 9 failures = %v, want 17s", d)
 	}
 }
 

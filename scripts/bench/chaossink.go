@@ -222,13 +222,23 @@ func (p *pairTimes) attempt(fails uint8, arrived int64) {
 	p.slack += arrived - p.ended - int64(backoff(int(fails)))
 }
 
-// backoff is the schedule's wait after the n-th failed attempt: the bench
-// runs h with back-off intervals of 1 s and 2 s.
+// chaosBackoff are the back-off intervals scenario h runs the broker with.
+var chaosBackoff = [2]time.Duration{time.Second, 2 * time.Second}
+
+// backoff is the schedule's wait after the n-th failed attempt.
 func backoff(n int) time.Duration {
 	if n <= 1 {
-		return time.Second
+		return chaosBackoff[0]
 	}
-	return 2 * time.Second
+	return chaosBackoff[1]
+}
+
+// backoffOver is the schedule's wait over n failed attempts in a row.
+func backoffOver(n int) (d time.Duration) {
+	for i := 1; i <= n; i++ {
+		d += backoff(i)
+	}
+	return d
 }
 
 // chaosTally is what the sink received, over all subscriptions.

@@ -397,12 +397,12 @@ func or(v, def string) string {
 // Publishing validated the
 // EventGridSchema event, so the conversion cannot fail on one; should it,
 // the event goes as it is rather than not at all.
-func convertSchema(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte {
+func convertSchema(topic eventgrid.Topic, sub *eventgrid.EventSubscription, ev *eventgrid.Event) []byte {
 	if !schema.Converts(topic.InputSchema, sub.EventDeliverySchema) {
-		return body
+		return ev.Body
 	}
-	if out, err := schema.EventGridToCloudEvent(body); err == nil {
+	if out, err := schema.CloudEventOf(ev); err == nil {
 		return out
 	}
-	return body
+	return ev.Body
 }

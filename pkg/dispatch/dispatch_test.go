@@ -117,14 +117,14 @@ func expectNothingQueued(t *testing.T, b *broker) {
 func TestPublish_ConvertedCopiesCount(t *testing.T) {
 	var mu sync.Mutex
 	calls := 0
-	transform := func(_ eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte {
+	transform := func(_ eventgrid.Topic, sub *eventgrid.EventSubscription, ev *eventgrid.Event) []byte {
 		if sub.EventDeliverySchema != eventgrid.CloudEventSchemaV1_0 {
-			return body
+			return ev.Body
 		}
 		mu.Lock()
 		calls++
 		mu.Unlock()
-		return append(append([]byte(nil), body...), body...) // twice as long
+		return append(append([]byte(nil), ev.Body...), ev.Body...) // twice as long
 	}
 	b := newBroker(t, budget.Limits{BytesPerSubscription: 500}, transform)
 	a := b.pushSub("a")

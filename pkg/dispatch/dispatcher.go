@@ -24,12 +24,12 @@ type Options struct {
 	Push   *delivery.Engine
 	Queues *pull.Store
 	// Transform, if not nil, returns the body a subscription receives for
-	// an event of topic, when it differs from the published one (schema
-	// conversion). It is called once per event and delivery schema: its
-	// result may depend only on the topic, the subscription's
-	// EventDeliverySchema and the body, and the subscriptions of one schema
-	// share the copy. It returns body itself when nothing changes.
-	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, body []byte) []byte
+	// the event ev of topic, when it differs from the published ev.Body
+	// (schema conversion). It is called once per event and delivery schema:
+	// its result may depend only on the topic, the subscription's
+	// EventDeliverySchema and the event, and the subscriptions of one
+	// schema share the copy. It returns ev.Body itself when nothing changes.
+	Transform func(topic eventgrid.Topic, sub *eventgrid.EventSubscription, ev *eventgrid.Event) []byte
 	// Metrics, if not nil, counts the deliveries refused at publish.
 	Metrics Metrics
 	// Board, if not nil, is the inspection board, whose totals

@@ -93,7 +93,7 @@ func (d *Dispatcher) tally(sc *scratch, p eventgrid.Publication) (pairs, bytes i
 		}
 		from := len(sc.convs)
 		for j, sub := range dv.Subscriptions {
-			body, fresh := d.bodyFor(sc, from, p.Topic, i, dv.Event.Body, sub)
+			body, fresh := d.bodyFor(sc, from, p.Topic, i, dv.Event, sub)
 			if fresh {
 				copies += int64(len(body))
 			}
@@ -129,7 +129,7 @@ func (d *Dispatcher) group(sc *scratch, p eventgrid.Publication) {
 			from++
 		}
 		for j, sub := range dv.Subscriptions {
-			body, _ := d.bodyFor(sc, from, p.Topic, i, dv.Event.Body, sub)
+			body, _ := d.bodyFor(sc, from, p.Topic, i, dv.Event, sub)
 			k := claimOf(sc.claims, j, sub)
 			sc.bodies[sc.next[k]] = body
 			sc.next[k]++
@@ -156,18 +156,18 @@ func claimOf(claims []budget.Claim, j int, sub *eventgrid.EventSubscription) int
 // request, converting it once per delivery schema; sc.convs[from:] starts
 // with the event's conversions so far. fresh reports a converted copy made
 // by this call.
-func (d *Dispatcher) bodyFor(sc *scratch, from int, topic eventgrid.Topic, ev int, body []byte, sub *eventgrid.EventSubscription) (out []byte, fresh bool) {
+func (d *Dispatcher) bodyFor(sc *scratch, from int, topic eventgrid.Topic, ev int, event *eventgrid.Event, sub *eventgrid.EventSubscription) (out []byte, fresh bool) {
 	if d.opts.Transform == nil {
-		return body, false
+		return event.Body, false
 	}
 	for i := from; i < len(sc.convs) && sc.convs[i].ev == ev; i++ {
 		if c := &sc.convs[i]; c.schema == sub.EventDeliverySchema {
 			return c.body, false
 		}
 	}
-	out = d.opts.Transform(topic, sub, body)
+	out = d.opts.Transform(topic, sub, event)
 	sc.convs = append(sc.convs, conv{ev: ev, schema: sub.EventDeliverySchema, body: out})
-	return out, !sameBytes(out, body)
+	return out, !sameBytes(out, event.Body)
 }
 
 // sameBytes reports whether a and b are the same memory.

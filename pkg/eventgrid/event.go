@@ -20,6 +20,11 @@ type Event struct {
 	// false when a CloudEvent has none.
 	Subject    string
 	HasSubject bool
+	// DataAt is where the value of data starts in an EventGridSchema Body
+	// the decoder built, so that a conversion need not scan the data it
+	// copies; it is 0 when that Body has no data or Body was built
+	// elsewhere. (Kept beside HasSubject, it takes no room of its own.)
+	DataAt int32
 	// DataVersion is the EventGridSchema dataVersion, sent as
 	// aeg-data-version.
 	DataVersion string

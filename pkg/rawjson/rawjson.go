@@ -70,13 +70,13 @@ func valueEnd(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		return stringEnd(b, i)
+		return StringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				i = stringEnd(b, i)
+				i = StringEnd(b, i)
 				continue
 			case '{', '[':
 				depth++
@@ -101,8 +101,9 @@ func valueEnd(b []byte, i int) int {
 	}
 }
 
-// stringEnd returns the index just past the string literal starting at b[i].
-func stringEnd(b []byte, i int) int {
+// StringEnd returns the index just past the JSON string literal that starts
+// at b[i] (its opening quote), or len(b) when the literal does not end.
+func StringEnd(b []byte, i int) int {
 	for i++; i < len(b); i++ {
 		switch b[i] {
 		case '\\':
@@ -136,7 +137,7 @@ func ObjectEach(obj []byte, fn func(key, value []byte) bool) bool {
 		if obj[i] != '"' {
 			return true
 		}
-		ke := stringEnd(obj, i)
+		ke := StringEnd(obj, i)
 		key := obj[i+1 : max(i+1, ke-1)]
 		i = skipSpace(obj, ke)
 		if i < len(obj) && obj[i] == ':' {

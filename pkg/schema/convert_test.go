@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -63,6 +64,13 @@ func TestEventGridToCloudEvent(t *testing.T) {
 			`{"specversion":"1.0","id":"e�","source":"t1","type":"T�","subject":"a�b","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","dataversion":"�1","data":"\u0001"}`,
 		},
 		{
+			// data may hold the text of the key after it; a string cannot
+			// hold a bare quote, so dataVersion's may hold it escaped.
+			"KeyTextInDataAndDataVersion",
+			`{"id":"e1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":{"x":",\"dataVersion\":","dataVersion":{"dataVersion":"2"}},"dataVersion":"1\",\"dataVersion\":\"3"}`,
+			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","dataversion":"1\",\"dataVersion\":\"3","data":{"x":",\"dataVersion\":","dataVersion":{"dataVersion":"2"}}}`,
+		},
+		{
 			"EscapesKept",
 			`{"id":"e\"1","subject":"caf\u00e9","eventType":"T\\x","eventTime":"2024-05-06T07:08:09+02:00","data":"line\nbreak","dataVersion":"1"}`,
 			`{"specversion":"1.0","id":"e\"1","source":"t1","type":"T\\x","subject":"caf\u00e9","time":"2024-05-06T07:08:09+02:00","datacontenttype":"application/json","dataversion":"1","data":"line\nbreak"}`,
@@ -77,6 +85,14 @@ func TestEventGridToCloudEvent(t *testing.T) {
 			}
 			if string(got) != tt.want {
 				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			}
+			// CloudEventOf reads the decoder's layout instead of scanning,
+			// to the same result.
+			if eg.DataAt > 0 && !schema.HasCanonicalLayout(eg.Body, int(eg.DataAt)) {
+				t.Errorf("CloudEventOf would scan the decoder's body %s (data at %d)", eg.Body, eg.DataAt)
+			}
+			if of, err := schema.CloudEventOf(eg); err != nil || string(of) != tt.want {
+				t.Fatalf("CloudEventOf = %s, %v\nwant %s", of, err, tt.want)
 			}
 			// The result is a canonical CloudEvent: decoding it as one
 			// gives it back unchanged.
@@ -107,8 +123,52 @@ func TestEventGridToCloudEvent_NotConvertible(t *testing.T) {
 	}
 }
 
+// An event whose DataAt does not fit its Body, as one built elsewhere may
+// have, is converted by scanning it.
+func TestCloudEventOf_LayoutNotTheDecodersScanned(t *testing.T) {
+	eg := MustDecodeBatch(t, eventgrid.EventGridSchema, `[`+egFull+`]`)[0]
+	want, err := schema.EventGridToCloudEvent(eg.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int32{0, 1, eg.DataAt - 1, eg.DataAt + 1, int32(len(eg.Body)), 1 << 30} {
+		ev := *eg
+		ev.DataAt = at
+		if got, err := schema.CloudEventOf(&ev); err != nil || string(got) != string(want) {
+			t.Errorf("DataAt %d: got %s, %v\nwant %s", at, got, err, want)
+		}
+	}
+	for _, body := range []string{
+		`{"id":"1","topic":"t1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":1,"dataVersion":"1","metadataVersion":"1"}`,
+		`{"id":"1","topic":"t1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":1,"dataVersion":1,"metadataVersion":"1"}`,
+		`{"topic":"t1","id":"1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":1,"dataVersion":"1","metadataVersion":"1"}`,
+		`{"id":"1","topic":"t1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":1}`,
+	} {
+		ev := eventgrid.Event{Body: []byte(body), DataAt: int32(strings.Index(body, `"data":`) + len(`"data":`))}
+		want, wantErr := schema.EventGridToCloudEvent(ev.Body)
+		if got, err := schema.CloudEventOf(&ev); string(got) != string(want) || (err == nil) != (wantErr == nil) {
+			t.Errorf("%s: got %s, %v; scanning gives %s, %v", body, got, err, want, wantErr)
+		}
+	}
+}
+
+// egKB is an EventGridSchema event with about 1 KB of data, as the bench
+// publishes.
+var egKB = `{"id":"1","subject":"s","eventType":"et","eventTime":"2020-01-01T00:00:00Z","data":{"pad":"` +
+	strings.Repeat("x", 1000) + `","n":[1,2,3]},"dataVersion":"1.0"}`
+
+func BenchmarkCloudEventOf(b *testing.B) {
+	eg := MustDecodeBatch(b, eventgrid.EventGridSchema, `[`+egKB+`]`)[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := schema.CloudEventOf(eg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkEventGridToCloudEvent(b *testing.B) {
-	eg := MustDecodeBatch(b, eventgrid.EventGridSchema, `[`+egFull+`]`)[0]
+	eg := MustDecodeBatch(b, eventgrid.EventGridSchema, `[`+egKB+`]`)[0]
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := schema.EventGridToCloudEvent(eg.Body); err != nil {

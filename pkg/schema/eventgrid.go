@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"bytes"
+
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
@@ -96,19 +98,22 @@ func (d *decoder) checkEventGrid(i int, m *members, defaultID string) ([]byte, e
 	return id, nil
 }
 
+// The canonical EventGridSchema envelope: each member's key with what comes
+// before it, in the order buildEventGrid writes them, and its end.
+const (
+	kID          = `{"id":`
+	kTopic       = `,"topic":`
+	kSubject     = `,"subject":`
+	kEventType   = `,"eventType":`
+	kEventTime   = `,"eventTime":`
+	kData        = `,"data":`
+	kDataVersion = `,"dataVersion":`
+	kTail        = `,"metadataVersion":"1"}`
+)
+
 // buildEventGrid writes the canonical envelope of the checked members m,
 // with id, of the event at index i.
 func (d *decoder) buildEventGrid(i int, m *members, id []byte) (*eventgrid.Event, error) {
-	const (
-		kID          = `{"id":`
-		kTopic       = `,"topic":`
-		kSubject     = `,"subject":`
-		kEventType   = `,"eventType":`
-		kEventTime   = `,"eventTime":`
-		kData        = `,"data":`
-		kDataVersion = `,"dataVersion":`
-		kTail        = `,"metadataVersion":"1"}`
-	)
 	subject, eventType, eventTime := m.val[egSubject], m.val[egEventType], m.val[egEventTime]
 	data, dataVersion := m.val[egData], m.val[egDataVersion]
 	n := len(kID) + len(id) + len(kTopic) + len(d.qtopic) + len(kSubject) + len(subject) +
@@ -135,8 +140,10 @@ func (d *decoder) buildEventGrid(i int, m *members, id []byte) (*eventgrid.Event
 	b = append(b, eventType...)
 	b = append(b, kEventTime...)
 	b = append(b, eventTime...)
+	dataAt := 0
 	if data != nil {
 		b = append(b, kData...)
+		dataAt = len(b)
 		b = append(b, data...)
 	}
 	b = append(b, kDataVersion...)
@@ -150,11 +157,64 @@ func (d *decoder) buildEventGrid(i int, m *members, id []byte) (*eventgrid.Event
 		Type:        stringAt(b, typeAt, len(eventType)),
 		Subject:     stringAt(b, subjectAt, len(subject)),
 		HasSubject:  true,
+		DataAt:      int32(dataAt), // MaxEventSize bounds it
 		DataVersion: stringAt(b, dataVersionAt, len(dataVersion)),
 		Body:        b,
 		Accepted:    d.accepted,
 	}
 	return ev, nil
+}
+
+// canonicalMembers reads into m the members of body, an EventGridSchema
+// Body that buildEventGrid wrote with the value of data at dataAt, from
+// their places in the envelope: the string members around data are short,
+// and data is not scanned at all. It reports false, m unspecified, when
+// body does not have that layout.
+func canonicalMembers(body []byte, dataAt int, m *members) bool {
+	i := 0
+	for f, key := range [...]string{egID: kID, egTopic: kTopic, egSubject: kSubject, egEventType: kEventType, egEventTime: kEventTime} {
+		if !hasAt(body, i, key) || i+len(key) >= len(body) || body[i+len(key)] != '"' {
+			return false
+		}
+		i += len(key)
+		end := rawjson.StringEnd(body, i)
+		m.val[f], m.exact[f] = body[i:end], true
+		i = end
+	}
+	if i+len(kData) != dataAt || !hasAt(body, i, kData) || !bytes.HasSuffix(body, []byte(kTail)) {
+		return false
+	}
+	// dataVersion's literal ends the envelope, and data ends where its key
+	// starts. A string holds no bare quote, so the literal starts at the
+	// first quote before its end that no backslash escapes.
+	end := len(body) - len(kTail)
+	start := end - 2
+	for ; start >= 0; start-- {
+		if body[start] == '"' && !escaped(body, start) {
+			break
+		}
+	}
+	dataEnd := start - len(kDataVersion)
+	if end < 2 || body[end-1] != '"' || dataEnd <= dataAt || !hasAt(body, dataEnd, kDataVersion) {
+		return false
+	}
+	m.val[egData], m.exact[egData] = body[dataAt:dataEnd], true
+	m.val[egDataVersion], m.exact[egDataVersion] = body[start:end], true
+	return true
+}
+
+// escaped reports whether b[i] follows an odd number of backslashes.
+func escaped(b []byte, i int) bool {
+	n := 0
+	for i--; i >= 0 && b[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// hasAt reports whether b holds s at offset i.
+func hasAt(b []byte, i int, s string) bool {
+	return i <= len(b) && bytes.HasPrefix(b[i:], []byte(s))
 }
 
 // checkDefaultID returns an error unless the id string literal id is

@@ -107,6 +107,12 @@ func checkFuzzedEvent(t *testing.T, s eventgrid.InputSchema, ev *eventgrid.Event
 		if err != nil {
 			t.Fatalf("accepted event %q does not convert: %v", ev.Body, err)
 		}
+		if of, err := schema.CloudEventOf(ev); err != nil || !bytes.Equal(of, ce) {
+			t.Fatalf("CloudEventOf(%q) = %q, %v; scanning gives %q", ev.Body, of, err, ce)
+		}
+		if ev.DataAt > 0 && !schema.HasCanonicalLayout(ev.Body, int(ev.DataAt)) {
+			t.Fatalf("CloudEventOf scans the decoder's body %q (data at %d)", ev.Body, ev.DataAt)
+		}
 		// An id or eventType of white space is kept: valid, if refused at
 		// a CloudEvents topic.
 		if _, err := schema.DecodeOne(eventgrid.CloudEventSchemaV1_0, "t1", ce, "", accepted); err != nil &&

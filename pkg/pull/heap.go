@@ -102,3 +102,76 @@ func (h *timeHeap) first() *entry {
 	}
 	return h.items[0].e
 }
+
+// inOrder is the ttlIdx of an entry in a ttlIndex's list.
+const inOrder = -2
+
+// ttlIndex orders a queue's available and delayed entries by expiry. Events
+// mostly come in the order they expire in, as they are published, so those
+// go to a list in that order, where adding one and taking the first cost
+// O(1); only the others (an event released with a later one queued, an
+// earlier request that reached the queue second) go to a heap. A heap alone
+// cost a queue that holds many events a walk down it for every event
+// received.
+//
+// An entry that leaves the list from anywhere but its front is marked
+// (ttlIdx no longer inOrder) and its place is dropped when it reaches the
+// front, so the list's front is always an entry in it. An entry may then
+// come back while its old place is still in the list: both places then have
+// its expiry, so the order holds either way.
+type ttlIndex struct {
+	order []*entry // order[head:], by expires; see above
+	head  int
+	rest  timeHeap // by expires
+}
+
+func newTTLIndex() ttlIndex { return ttlIndex{rest: timeHeap{key: byExpires}} }
+
+func (x *ttlIndex) add(e *entry) {
+	if n := len(x.order); n == x.head || !e.expires.Before(x.order[n-1].expires) {
+		e.ttlIdx = inOrder
+		x.order = append(x.order, e)
+		return
+	}
+	x.rest.add(e)
+}
+
+func (x *ttlIndex) remove(e *entry) {
+	if e.ttlIdx != inOrder {
+		x.rest.remove(e)
+		return
+	}
+	e.ttlIdx = -1
+	x.trim()
+}
+
+// trim drops the places at the front of the list whose entries left it,
+// and reuses or shrinks the list once its front has moved far.
+func (x *ttlIndex) trim() {
+	for x.head < len(x.order) && x.order[x.head].ttlIdx != inOrder {
+		x.order[x.head] = nil
+		x.head++
+	}
+	switch {
+	case x.head == len(x.order):
+		x.order, x.head = x.order[:0], 0
+	case x.head >= 1024 && x.head >= len(x.order)/2:
+		n := copy(x.order, x.order[x.head:])
+		clear(x.order[n:])
+		x.order, x.head = x.order[:n], 0
+	}
+}
+
+// first returns the entry that expires first, or nil.
+func (x *ttlIndex) first() *entry {
+	e := x.rest.first()
+	if x.head < len(x.order) {
+		if f := x.order[x.head]; e == nil || f.expires.Before(e.expires) {
+			return f
+		}
+	}
+	return e
+}
+
+// reset empties the index; its entries' places are left as they are.
+func (x *ttlIndex) reset() { *x = newTTLIndex() }

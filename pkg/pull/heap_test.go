@@ -3,6 +3,7 @@ package pull
 import (
 	"container/heap"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -62,5 +63,59 @@ func TestTimeHeap_SameOrderAsContainerHeap(t *testing.T) {
 				t.Fatalf("step %d: item %d differs from container/heap's", step, i)
 			}
 		}
+	}
+}
+
+// TestTTLIndex_FirstIsEarliest: through random adds (mostly in expiry
+// order, as published, some earlier, as released), removes from anywhere
+// and entries coming back, first is always an entry of the earliest expiry
+// among those in the index, and the list holds no more places than adds.
+func TestTTLIndex_FirstIsEarliest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	x := newTTLIndex()
+	var in, out []*entry
+	clock := 0
+	for step := range 50000 {
+		switch op := rng.IntN(20); {
+		case op < 8 || len(in) == 0: // published: in order, sometimes a little behind
+			clock += rng.IntN(3)
+			e := &entry{expires: t0.Add(time.Duration(clock-rng.IntN(2)) * time.Millisecond), lockIdx: -1, delayIdx: -1, ttlIdx: -1}
+			x.add(e)
+			in = append(in, e)
+		case op < 10 && len(out) > 0: // an entry comes back, expiring as before
+			k := rng.IntN(len(out))
+			e := out[k]
+			out = append(out[:k], out[k+1:]...)
+			x.add(e)
+			in = append(in, e)
+		case op < 16: // taken first, as receive does
+			e := x.first()
+			x.remove(e)
+			in = slices.Delete(in, slices.Index(in, e), slices.Index(in, e)+1)
+			out = append(out, e)
+		default: // taken from anywhere
+			k := rng.IntN(len(in))
+			e := in[k]
+			x.remove(e)
+			in = append(in[:k], in[k+1:]...)
+			out = append(out, e)
+		}
+		var want *entry
+		for _, e := range in {
+			if want == nil || e.expires.Before(want.expires) {
+				want = e
+			}
+		}
+		got := x.first()
+		if (got == nil) != (want == nil) || got != nil && (!got.expires.Equal(want.expires) || !slices.Contains(in, got)) {
+			t.Fatalf("step %d: first = %v, want an entry expiring %v", step, got, want)
+		}
+		if n := len(x.order) - x.head + len(x.rest.items); n < len(in) {
+			t.Fatalf("step %d: %d places for %d entries", step, n, len(in))
+		}
+	}
+	if len(x.order) > 4*len(in)+2048 {
+		t.Errorf("the list kept %d places for %d entries", len(x.order), len(in))
 	}
 }

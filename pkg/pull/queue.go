@@ -65,8 +65,8 @@ type entry struct {
 
 // queue is one queue subscription's events.
 //
-// An entry is in exactly one place: the available list (and the TTL heap),
-// the delayed heap (and the TTL heap), or the locked heap (and the token
+// An entry is in exactly one place: the available list (and the TTL index),
+// the delayed heap (and the TTL index), or the locked heap (and the token
 // map). Its state says which.
 type queue struct {
 	s     *Store
@@ -80,7 +80,7 @@ type queue struct {
 	tokens  map[string]*entry
 	locks   timeHeap  // by lockUntil
 	delays  timeHeap  // by readyAt
-	ttl     timeHeap  // by expires; available and delayed entries only
+	ttl     ttlIndex  // by expires; available and delayed entries only
 	waiting list.List // of *waiter: receives waiting for events, oldest first
 	woken   int       // receives woken for an event, not yet back
 	timer   clock.Timer
@@ -101,7 +101,7 @@ func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
 	}
 	q.locks = timeHeap{key: byLockUntil}
 	q.delays = timeHeap{key: byReadyAt}
-	q.ttl = timeHeap{key: byExpires}
+	q.ttl = newTTLIndex()
 	return q
 }
 
@@ -231,7 +231,8 @@ func (q *queue) close(reason string) {
 	}
 	q.head, q.tail, q.nAvail = nil, nil, 0
 	q.tokens = map[string]*entry{}
-	q.locks.items, q.delays.items, q.ttl.items = nil, nil, nil
+	q.locks.items, q.delays.items = nil, nil
+	q.ttl.reset()
 	q.wakeAllLocked()
 	sub := q.sub
 	q.mu.Unlock()

@@ -106,19 +106,21 @@ func (h *timeHeap) first() *entry {
 // inOrder is the ttlIdx of an entry in a ttlIndex's list.
 const inOrder = -2
 
-// ttlIndex orders a queue's available and delayed entries by expiry. Events
-// mostly come in the order they expire in, as they are published, so those
-// go to a list in that order, where adding one and taking the first cost
-// O(1); only the others (an event released with a later one queued, an
-// earlier request that reached the queue second) go to a heap. A heap alone
-// cost a queue that holds many events a walk down it for every event
-// received.
+// ttlIndex orders a queue's available and delayed entries by expiry.
+// Available events mostly join the queue in the order they expire in, as
+// they are published, so those go to a list in that order, where adding
+// one and taking the first cost O(1); the others (an event released while
+// later ones wait, an earlier request that reached the queue second, a
+// delayed event) go to a heap. A heap alone cost a queue that holds many
+// events a walk down it for every event received.
 //
-// An entry that leaves the list from anywhere but its front is marked
-// (ttlIdx no longer inOrder) and its place is dropped when it reaches the
-// front, so the list's front is always an entry in it. An entry may then
-// come back while its old place is still in the list: both places then have
-// its expiry, so the order holds either way.
+// The list holds available entries only, in the available list's order,
+// so receiving, which takes that list's head, takes the list's front. An
+// entry that leaves it from anywhere else is marked (ttlIdx no longer
+// inOrder) and its place dropped when it reaches the front, so the front
+// is always an entry in the list. An entry may come back while its old
+// place is still there: both places then have its expiry, so the order
+// holds either way.
 type ttlIndex struct {
 	order []*entry // order[head:], by expires; see above
 	head  int
@@ -127,7 +129,8 @@ type ttlIndex struct {
 
 func newTTLIndex() ttlIndex { return ttlIndex{rest: timeHeap{key: byExpires}} }
 
-func (x *ttlIndex) add(e *entry) {
+// addQueued adds e, which has just joined the tail of the available list.
+func (x *ttlIndex) addQueued(e *entry) {
 	if n := len(x.order); n == x.head || !e.expires.Before(x.order[n-1].expires) {
 		e.ttlIdx = inOrder
 		x.order = append(x.order, e)
@@ -135,6 +138,9 @@ func (x *ttlIndex) add(e *entry) {
 	}
 	x.rest.add(e)
 }
+
+// add adds e, which is delayed.
+func (x *ttlIndex) add(e *entry) { x.rest.add(e) }
 
 func (x *ttlIndex) remove(e *entry) {
 	if e.ttlIdx != inOrder {

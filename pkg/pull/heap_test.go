@@ -81,13 +81,17 @@ func TestTTLIndex_FirstIsEarliest(t *testing.T) {
 		case op < 8 || len(in) == 0: // published: in order, sometimes a little behind
 			clock += rng.IntN(3)
 			e := &entry{expires: t0.Add(time.Duration(clock-rng.IntN(2)) * time.Millisecond), lockIdx: -1, delayIdx: -1, ttlIdx: -1}
-			x.add(e)
+			x.addQueued(e)
 			in = append(in, e)
-		case op < 10 && len(out) > 0: // an entry comes back, expiring as before
+		case op < 10 && len(out) > 0: // an entry comes back, expiring as before, queued or delayed
 			k := rng.IntN(len(out))
 			e := out[k]
 			out = append(out[:k], out[k+1:]...)
-			x.add(e)
+			if op == 8 {
+				x.addQueued(e)
+			} else {
+				x.add(e)
+			}
 			in = append(in, e)
 		case op < 16: // taken first, as receive does
 			e := x.first()
@@ -117,5 +121,26 @@ func TestTTLIndex_FirstIsEarliest(t *testing.T) {
 	}
 	if len(x.order) > 4*len(in)+2048 {
 		t.Errorf("the list kept %d places for %d entries", len(x.order), len(in))
+	}
+}
+
+// TestTTLIndex_NoPlacesLeftBehind: events flowing through a queue whose
+// earliest expiry is a delayed event (one that may wait an hour) leave no
+// places behind in the list.
+func TestTTLIndex_NoPlacesLeftBehind(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	x := newTTLIndex()
+	delayed := &entry{expires: t0, lockIdx: -1, delayIdx: -1, ttlIdx: -1}
+	x.add(delayed)
+	for i := range 10000 {
+		e := &entry{expires: t0.Add(time.Duration(i+1) * time.Second), lockIdx: -1, delayIdx: -1, ttlIdx: -1}
+		x.addQueued(e)
+		x.remove(e) // received: the head of the available list
+		if x.first() != delayed {
+			t.Fatalf("event %d: first is not the delayed event", i)
+		}
+	}
+	if n := len(x.order) - x.head; n != 0 {
+		t.Errorf("the list holds %d places for no event", n)
 	}
 }

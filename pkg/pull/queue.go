@@ -164,7 +164,7 @@ func (q *queue) pushBackLocked(e *entry) {
 	}
 	q.tail = e
 	q.nAvail++
-	q.ttl.add(e)
+	q.ttl.addQueued(e)
 }
 
 func (q *queue) unlinkLocked(e *entry) {

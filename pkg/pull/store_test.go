@@ -189,6 +189,52 @@ func TestTimeToLive(t *testing.T) {
 	}
 }
 
+// Events expire in the order of their time to live, whatever order they
+// wait in: one released behind a later one expires first, and one released
+// with a delay expires while delayed.
+func TestTimeToLive_OutOfQueueOrder(t *testing.T) {
+	sub := queueSub(1, "app", 300, 10, 100*time.Second)
+	f := newFixture(t, pull.Options{}, sub)
+	start := f.clock.Now()
+	f.mustPublish(1, sub) // a: expires at 100 s
+	a := f.receive(sub, 1)
+	f.clock.Advance(20 * time.Second)
+	f.mustPublish(1, sub) // b: expires at 120 s
+	if res, _ := f.store.Release(sub, tokens(a), 0); len(res.Succeeded) != 1 {
+		t.Fatalf("release: %+v", res)
+	}
+	f.clock.Advance(10 * time.Second)
+	f.mustPublish(1, sub) // c: expires at 130 s
+	c := f.receive(sub, 1)
+	if len(c) != 1 || c[0].DeliveryCount != 1 {
+		t.Fatalf("received %+v; want b first", c)
+	}
+	f.mustPublish(1, sub) // d: expires at 130 s
+	c = f.receive(sub, 3)
+	if len(c) != 3 {
+		t.Fatalf("received %d events; want a, c and d", len(c))
+	}
+	// a and d wait again, d delayed past its time to live; c stays locked.
+	if res, _ := f.store.Release(sub, []string{c[0].LockToken}, 0); len(res.Succeeded) != 1 {
+		t.Fatalf("release: %+v", res)
+	}
+	if res, _ := f.store.Release(sub, []string{c[2].LockToken}, 600*time.Second); len(res.Succeeded) != 1 {
+		t.Fatalf("release: %+v", res)
+	}
+	for _, step := range []struct {
+		at   time.Duration
+		gone int
+	}{{99 * time.Second, 0}, {100 * time.Second, 1}, {129 * time.Second, 1}, {130 * time.Second, 2}} {
+		f.clock.AdvanceTo(start.Add(step.at))
+		if _, dropped := f.rec.snapshot(); dropped[pull.ReasonTimeToLive] != step.gone {
+			t.Fatalf("at %v: %d expired, want %d", step.at, dropped[pull.ReasonTimeToLive], step.gone)
+		}
+	}
+	if got := f.counts(sub); got != (pull.Counts{Locked: 2}) {
+		t.Fatalf("counts %+v; want b and c locked, nothing else", got)
+	}
+}
+
 func TestReject(t *testing.T) {
 	sub := queueSub(1, "app", 60, 10, time.Hour)
 	f := newFixture(t, pull.Options{}, sub)

@@ -48,10 +48,10 @@ func (q *queue) settle(tokens []string, kind string, delay time.Duration) Result
 // settleLocked settles the lock of one token, and returns why it failed,
 // or nil.
 func (q *queue) settleLocked(t, kind string, delay time.Duration, now time.Time, fx *effects) *Failure {
-	if !wellFormed(t) {
+	e := q.tokens[t] // a token found is one made here: only others are checked
+	if e == nil && !wellFormed(t) {
 		return &Failure{LockToken: t, Code: CodeBadRequest, Message: "This is not a lock token of this broker."}
 	}
-	e := q.tokens[t]
 	if e == nil {
 		return &Failure{LockToken: t, Code: CodeTokenLost, Message: "The lock is unknown, has expired, or its event was already settled."}
 	}

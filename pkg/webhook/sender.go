@@ -46,6 +46,7 @@ type Sender struct {
 	userAgent string
 	interop   InteropOptions
 	limits    limits
+	endpoints endpoints
 }
 
 var _ delivery.Sender = (*Sender)(nil)
@@ -115,29 +116,31 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 	// Each destination kind names itself in its errors: "webhook: ..." or
 	// "eventgrid: ...".
 	name := strings.ToLower(string(dst.EndpointType))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, dst.EndpointURL, body.reader())
+	req, err := s.newRequest(ctx, dst.EndpointURL, body.reader())
 	if err != nil {
 		return &Error{Sender: name, Err: errors.New("cannot build the request for the destination URL")}
 	}
 	// GetBody lets the transport replay the request on a fresh connection
 	// when a kept-alive one turns out to be closed before anything was sent.
-	req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
+	req.GetBody = body.getBody
 	req.ContentLength = body.size
 	h := req.Header
 	for k, v := range p.header {
 		h[k] = v
 	}
+	// The fixed headers are set by their canonical names, as Header.Set
+	// would set them, without canonicalising them anew for every request.
 	if p.contentType != "" {
-		h.Set("Content-Type", p.contentType)
+		h["Content-Type"] = []string{p.contentType}
 	}
 	setProperties(h, dst.DeliveryAttributes, b.Bodies)
-	h.Set("aeg-event-type", "Notification")
-	h.Set("aeg-subscription-name", sub.Name)
-	h.Set("aeg-delivery-count", strconv.Itoa(b.DeliveryCount))
-	h.Set("aeg-metadata-version", "1")
+	h["Aeg-Event-Type"] = []string{"Notification"}
+	h["Aeg-Subscription-Name"] = []string{sub.Name}
+	h["Aeg-Delivery-Count"] = []string{strconv.Itoa(b.DeliveryCount)}
+	h["Aeg-Metadata-Version"] = []string{"1"}
 	if sub.EventDeliverySchema == eventgrid.EventGridSchema {
 		if v, ok := commonDataVersion(b.Bodies); ok {
-			h.Set("aeg-data-version", v)
+			h["Aeg-Data-Version"] = []string{v}
 		}
 	}
 	if dst.EndpointType == eventgrid.EventGrid && dst.SASKey != "" {
@@ -150,7 +153,7 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 		sign(h, dst.SigningSecrets, sub.UID, body, time.Now())
 	}
 	s.setUserAgent(h)
-	resp, err := s.client.Do(req)
+	resp, err := s.roundTrip(req)
 	if err != nil {
 		return RequestError(ctx, name, err)
 	}
@@ -216,6 +219,9 @@ func (b *body) add(p []byte) {
 	b.parts = append(b.parts, p)
 	b.size += int64(len(p))
 }
+
+// getBody is the request's GetBody: the body again, from its start.
+func (b *body) getBody() (io.ReadCloser, error) { return b.reader(), nil }
 
 func (b *body) reader() io.ReadCloser {
 	if b.size <= flatMax {

@@ -89,3 +89,21 @@ func TestAPIVersionMatchesQueryParam(t *testing.T) {
 		}
 	}
 }
+
+func TestMediaTypeFastPathMatchesParsing(t *testing.T) {
+	e := echo.New()
+	for _, ct := range []string{mediaJSON, mediaCloudEvent, mediaCloudEvents} {
+		for _, v := range []string{ct, ct + "; charset=utf-8"} {
+			r := httptest.NewRequest("POST", "/topics/t/events", nil)
+			r.Header.Set(echo.HeaderContentType, v)
+			got, err := mediaType(e.NewContext(r, httptest.NewRecorder()))
+			// What the general path makes of the same value, written
+			// so that the fast path does not take it.
+			r.Header.Set(echo.HeaderContentType, " "+v)
+			want, wantErr := mediaType(e.NewContext(r, httptest.NewRecorder()))
+			if got != want || err != nil || wantErr != nil {
+				t.Errorf("mediaType(%q) = %q, %v; parsed %q, %v", v, got, err, want, wantErr)
+			}
+		}
+	}
+}

@@ -193,6 +193,18 @@ func tooLarge(limit int64) error {
 // Content-Type header.
 func mediaType(c echo.Context) (string, error) {
 	ct := c.Request().Header.Get(echo.HeaderContentType)
+	switch ct {
+	// The media types publishers send, as mime.ParseMediaType would read
+	// them, without building its map of parameters.
+	case mediaJSON, mediaCloudEvent, mediaCloudEvents:
+		return ct, nil
+	case mediaJSON + "; charset=utf-8":
+		return mediaJSON, nil
+	case mediaCloudEvent + "; charset=utf-8":
+		return mediaCloudEvent, nil
+	case mediaCloudEvents + "; charset=utf-8":
+		return mediaCloudEvents, nil
+	}
 	if strings.TrimSpace(ct) == "" {
 		return "", nil
 	}

@@ -34,11 +34,18 @@ func trackBody(next echo.HandlerFunc) echo.HandlerFunc {
 		if r.Body != nil && r.Body != http.NoBody {
 			t := &readTracker{ReadCloser: r.Body}
 			r.Body = t
-			c.Set(trackerKey, t)
 			// net/http looks at the request's own body type after the
 			// handler to close a connection gracefully when the body was
 			// left unread; give it back. The error handler runs after this.
 			defer func() { r.Body = t.ReadCloser }()
+			err := next(c)
+			if err != nil {
+				// Only the error handler looks for the tracker (see
+				// drainRefused): a request that succeeds does without the
+				// context's map of values, which its first value makes.
+				c.Set(trackerKey, t)
+			}
+			return err
 		}
 		return next(c)
 	}

@@ -113,6 +113,9 @@ var subscriptionViews = []string{viewFullURL, "events", "failures", "deliveries"
 
 // viewPath returns the rewritten form of a view's path, and the view.
 func viewPath(p string) (string, string, bool) {
+	if strings.Count(p, "/") != 5 {
+		return p, "", false // not six segments: spares the split below
+	}
 	parts := strings.Split(p, "/")
 	if len(parts) != 6 || parts[0] != "" || !strings.EqualFold(parts[1], "topics") ||
 		!strings.EqualFold(parts[3], "eventSubscriptions") {
@@ -189,7 +192,7 @@ func requireAPIVersion(accepted []string) echo.MiddlewareFunc {
 	list := strings.Join(accepted, ", ")
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			v := c.QueryParam("api-version")
+			v := apiVersion(c)
 			for _, a := range accepted {
 				if v == a {
 					return next(c)
@@ -201,6 +204,25 @@ func requireAPIVersion(accepted []string) echo.MiddlewareFunc {
 			return eventgrid.Errorf(eventgrid.EInvalidAPIVersion, "api-version %q is not supported on this route; accepted values are %s.", v, list)
 		}
 	}
+}
+
+// apiVersion returns the api-version query parameter, as
+// c.QueryParam("api-version") does: the first value. A query with nothing
+// to unescape and no ';' (which url.ParseQuery refuses) is read in place,
+// without building the whole query's map.
+func apiVersion(c echo.Context) string {
+	q := c.Request().URL.RawQuery
+	if strings.ContainsAny(q, "%+;") {
+		return c.QueryParam("api-version")
+	}
+	for q != "" {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		if k, v, _ := strings.Cut(pair, "="); k == "api-version" {
+			return v
+		}
+	}
+	return ""
 }
 
 // fixedSegments are the literal path segments, by position, that clients may
@@ -235,6 +257,9 @@ func canonicalise(p string) string {
 			p = "/"
 		}
 	}
+	if !needsCanonical(p) {
+		return p
+	}
 	parts := strings.Split(p, "/")
 	changed := false
 	for i, seg := range parts {
@@ -252,6 +277,36 @@ func canonicalise(p string) string {
 		return p
 	}
 	return strings.Join(parts, "/")
+}
+
+// fixedByPosition is fixedSegments as an array, by position.
+var fixedByPosition = func() (a [5][]string) {
+	for i, segs := range fixedSegments {
+		a[i] = segs
+	}
+	return a
+}()
+
+// needsCanonical reports whether canonicalise would rewrite a segment of
+// p, without splitting it: most paths are written as the router expects.
+func needsCanonical(p string) bool {
+	var seg3 string
+	for i := range len(fixedByPosition) {
+		seg, rest, more := strings.Cut(p, "/")
+		if i == 3 {
+			seg3 = seg
+		}
+		for _, want := range fixedByPosition[i] {
+			if seg != want && strings.EqualFold(seg, want) && (i != 4 || strings.EqualFold(seg3, "api")) {
+				return true
+			}
+		}
+		if !more {
+			return false
+		}
+		p = rest
+	}
+	return false
 }
 
 // param returns a path parameter, URL-decoded exactly once. echo routes on

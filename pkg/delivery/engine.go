@@ -58,8 +58,15 @@ type Engine struct {
 
 	// sched guards the run queues and the workers' wake-ups. It is the
 	// innermost lock.
-	sched    sync.Mutex
-	wake     *sync.Cond
+	sched sync.Mutex
+	// idle are the pool's workers waiting for work, the one that went idle
+	// last at the end: wakeLocked wakes it first. A worker that has just
+	// run has its stack grown and its memory in the CPU's caches, where
+	// one idle since the last garbage collection has had its stack shrunk
+	// and would grow it again (a copy of every frame) for its next
+	// request; first in, first out would take turns over all MaxConcurrent
+	// workers and hit that on most requests.
+	idle     []*worker
 	runq     fifo[*queue] // proven subscriptions whose endpoint answers
 	slowq    fifo[*queue] // unproven, failing or hung subscriptions
 	slowBusy int          // pool workers whose request counts against slowMax
@@ -104,7 +111,6 @@ func New(opts Options, sender Sender, metrics Metrics, logger zerolog.Logger) *E
 		parkMax:     opts.MaxParked,
 		slots:       make([]*worker, opts.MaxConcurrent),
 	}
-	e.wake = sync.NewCond(&e.sched)
 	e.sched.Lock()
 	for i := range e.slots {
 		e.startWorkerLocked(i)

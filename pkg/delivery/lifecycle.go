@@ -41,7 +41,7 @@ func (e *Engine) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 			return
 		}
 		e.discards = append(e.discards, d)
-		e.wake.Signal()
+		e.wakeLocked()
 		e.sched.Unlock()
 	}
 }
@@ -72,7 +72,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.stopping = true
 	pending := e.discards
 	e.discards = nil
-	e.wake.Broadcast()
+	e.wakeAllLocked()
 	e.sched.Unlock()
 
 	done := make(chan struct{})

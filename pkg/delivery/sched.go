@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -29,6 +30,9 @@ type worker struct {
 	state  atomic.Int32
 	cancel func()
 	pidx   int
+	// wake is signalled when the worker is taken from Engine.idle; its
+	// lock is Engine.sched.
+	wake sync.Cond
 }
 
 // The flags of a worker's request; idle is none.
@@ -56,6 +60,7 @@ func (w *worker) flag(f int32) (was int32, ok bool) {
 // startWorkerLocked starts a worker in slot. Called with Engine.sched held.
 func (e *Engine) startWorkerLocked(slot int) {
 	w := &worker{slot: slot}
+	w.wake.L = &e.sched
 	e.slots[slot] = w
 	e.wg.Add(1)
 	go e.work(w)
@@ -80,7 +85,27 @@ func (e *Engine) schedule(q *queue, slow bool) {
 	} else {
 		e.runq.push(q)
 	}
-	e.wake.Signal()
+	e.wakeLocked()
+}
+
+// wakeLocked wakes the worker that went idle last, if any is idle. Called
+// with Engine.sched held.
+func (e *Engine) wakeLocked() {
+	n := len(e.idle)
+	if n == 0 {
+		return // every worker is busy, and looks for work when it is done
+	}
+	w := e.idle[n-1]
+	e.idle[n-1] = nil
+	e.idle = e.idle[:n-1]
+	w.wake.Signal()
+}
+
+// wakeAllLocked wakes every idle worker. Called with Engine.sched held.
+func (e *Engine) wakeAllLocked() {
+	for len(e.idle) > 0 {
+		e.wakeLocked()
+	}
 }
 
 // next ends w's previous turn and waits for work: a queue to serve or a
@@ -131,7 +156,10 @@ func (e *Engine) next(w *worker) (q *queue, d *discard, ok bool) {
 			e.slowBusy++
 			w.slow = true
 		default:
-			e.wake.Wait()
+			// Whoever takes w from idle wakes it; it then looks again, as
+			// another worker may have taken the work meanwhile.
+			e.idle = append(e.idle, w)
+			w.wake.Wait()
 			continue
 		}
 		q.scheduled.Store(false)

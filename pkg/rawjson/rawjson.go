@@ -1,6 +1,7 @@
 package rawjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -103,14 +104,35 @@ func valueEnd(b []byte, i int) int {
 
 // StringEnd returns the index just past the JSON string literal that starts
 // at b[i] (its opening quote), or len(b) when the literal does not end.
+// Most literals, names and short values, end within a few bytes, found
+// byte by byte; in a longer one each quote is looked for with
+// bytes.IndexByte, which reads many bytes at a time, and the first one
+// after an even run of backslashes ends it (each backslash of the literal
+// escapes the byte after it).
 func StringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
+	short := min(len(b), i+17)
+	for i++; i < short; i++ {
 		switch b[i] {
 		case '\\':
 			i++
 		case '"':
 			return i + 1
 		}
+	}
+	for i < len(b) {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			break
+		}
+		q := i + j
+		k := q - 1
+		for k >= i && b[k] == '\\' {
+			k--
+		}
+		if (q-1-k)%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
 	return len(b)
 }

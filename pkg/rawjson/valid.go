@@ -1,6 +1,7 @@
 package rawjson
 
 import (
+	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
 )
@@ -124,8 +125,19 @@ func (v *validator) str(i int) (int, bool) {
 	}
 	v.special = false
 	for i++; i < len(b); i++ {
-		for i < len(b) && plain[b[i]] {
+		// Most strings end within a few bytes; past those, eight plain
+		// ASCII bytes are passed over at a time.
+		short := min(len(b), i+16)
+		for i < short && plain[b[i]] {
 			i++
+		}
+		if i == short {
+			for i+8 <= len(b) && plainASCII8(binary.LittleEndian.Uint64(b[i:])) {
+				i += 8
+			}
+			for i < len(b) && plain[b[i]] {
+				i++
+			}
 		}
 		if i >= len(b) {
 			break
@@ -181,6 +193,23 @@ var plainLax, plainStrict = func() (lax, strict [256]bool) {
 	}
 	return lax, strict
 }()
+
+// plainASCII8 reports whether all eight bytes of x are plain in both modes:
+// ASCII, no control character, no quote, no backslash. It tests all eight
+// at once (https://graphics.stanford.edu/~seander/bithacks.html#ZeroInWord):
+// each test below sets a byte's high bit for every byte it is looking for,
+// and never when there is none.
+func plainASCII8(x uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	control := (x - 0x20*ones) & ^x & highs // a byte below 0x20
+	quote := zero(x ^ '"'*ones)
+	backslash := zero(x ^ '\\'*ones)
+	return (x&highs)|control|quote|backslash == 0
+}
 
 func isHex(c byte) bool { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') }
 

@@ -45,6 +45,18 @@ func decodeBatch(scratch *Scratch, s eventgrid.InputSchema, topic string, body [
 			"the request body must be a JSON array of events, not %s", kindName(k))
 	}
 	events := scratch.ptrs[:0]
+	if n == 1 {
+		// One event, as single-event publishers send it: the valid array
+		// holds just that value between its brackets, found without the
+		// scan for its end that ArrayEach makes.
+		arr := rawjson.TrimSpace(body)
+		ev, err := d.decode(0, rawjson.TrimSpace(arr[1:len(arr)-1]), "")
+		if err != nil {
+			return nil, err
+		}
+		scratch.ptrs = append(events, ev)
+		return scratch.ptrs, nil
+	}
 	rawjson.ArrayEach(body, func(i int, elem []byte) bool {
 		var ev *eventgrid.Event
 		ev, err = d.decode(i, elem, "")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
@@ -46,6 +47,7 @@ type Sender struct {
 	userAgent string
 	interop   InteropOptions
 	limits    limits
+	endpoints endpoints
 }
 
 var _ delivery.Sender = (*Sender)(nil)
@@ -115,29 +117,31 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 	// Each destination kind names itself in its errors: "webhook: ..." or
 	// "eventgrid: ...".
 	name := strings.ToLower(string(dst.EndpointType))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, dst.EndpointURL, body.reader())
+	req, err := s.newRequest(ctx, dst.EndpointURL, body.reader())
 	if err != nil {
 		return &Error{Sender: name, Err: errors.New("cannot build the request for the destination URL")}
 	}
 	// GetBody lets the transport replay the request on a fresh connection
 	// when a kept-alive one turns out to be closed before anything was sent.
-	req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
+	req.GetBody = body.getBody
 	req.ContentLength = body.size
 	h := req.Header
 	for k, v := range p.header {
 		h[k] = v
 	}
+	// The fixed headers are set by their canonical names, as Header.Set
+	// would set them, without canonicalising them anew for every request.
 	if p.contentType != "" {
-		h.Set("Content-Type", p.contentType)
+		h["Content-Type"] = []string{p.contentType}
 	}
 	setProperties(h, dst.DeliveryAttributes, b.Bodies)
-	h.Set("aeg-event-type", "Notification")
-	h.Set("aeg-subscription-name", sub.Name)
-	h.Set("aeg-delivery-count", strconv.Itoa(b.DeliveryCount))
-	h.Set("aeg-metadata-version", "1")
+	h["Aeg-Event-Type"] = []string{"Notification"}
+	h["Aeg-Subscription-Name"] = []string{sub.Name}
+	h["Aeg-Delivery-Count"] = []string{strconv.Itoa(b.DeliveryCount)}
+	h["Aeg-Metadata-Version"] = []string{"1"}
 	if sub.EventDeliverySchema == eventgrid.EventGridSchema {
 		if v, ok := commonDataVersion(b.Bodies); ok {
-			h.Set("aeg-data-version", v)
+			h["Aeg-Data-Version"] = []string{v}
 		}
 	}
 	if dst.EndpointType == eventgrid.EventGrid && dst.SASKey != "" {
@@ -150,7 +154,7 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 		sign(h, dst.SigningSecrets, sub.UID, body, time.Now())
 	}
 	s.setUserAgent(h)
-	resp, err := s.client.Do(req)
+	resp, err := s.roundTrip(req)
 	if err != nil {
 		return RequestError(ctx, name, err)
 	}
@@ -161,7 +165,7 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 // ok is false when they differ, as one header cannot speak for all.
 func commonDataVersion(bodies [][]byte) (v string, ok bool) {
 	for i, body := range bodies {
-		dv := schema.DataVersion(body)
+		dv := dataVersion(body)
 		if i == 0 {
 			v = dv
 		} else if dv != v {
@@ -169,6 +173,45 @@ func commonDataVersion(bodies [][]byte) (v string, ok bool) {
 		}
 	}
 	return v, len(bodies) > 0
+}
+
+// dataVersion is schema.DataVersion(body), read from the end of a body
+// laid out as the broker lays out EventGridSchema events, whose last
+// members are dataVersion and metadataVersion, without scanning the data
+// before them. Any other body, and one that holds the name dataVersion
+// anywhere before its last members, is read by schema.DataVersion. (Read
+// backwards, the first quote not escaped before the closing one of a
+// string value is its opening one; and a queued body names no member
+// twice: the publish path refuses duplicate names, in any case.)
+func dataVersion(body []byte) string {
+	const (
+		tail = `,"metadataVersion":"1"}`
+		name = `,"dataVersion":`
+	)
+	end := len(body) - len(tail) - 1 // the closing quote of the value
+	if end < len(name)+1 || !bytes.HasSuffix(body, []byte(tail)) || body[end] != '"' {
+		return schema.DataVersion(body)
+	}
+	open := -1
+	for i := end - 1; i >= 0; i-- {
+		if body[i] != '"' {
+			continue
+		}
+		backslashes := 0
+		for j := i - 1; j >= 0 && body[j] == '\\'; j-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			open = i
+			break
+		}
+	}
+	if open < len(name) || string(body[open-len(name):open]) != name ||
+		bytes.Contains(body[:open-len(name)], []byte("dataVersion")) {
+		return schema.DataVersion(body)
+	}
+	v, _ := rawjson.Unquote(body[open : end+1])
+	return v
 }
 
 // body is a delivery request's JSON array, held as the events' own bytes
@@ -216,6 +259,9 @@ func (b *body) add(p []byte) {
 	b.parts = append(b.parts, p)
 	b.size += int64(len(p))
 }
+
+// getBody is the request's GetBody: the body again, from its start.
+func (b *body) getBody() (io.ReadCloser, error) { return b.reader(), nil }
 
 func (b *body) reader() io.ReadCloser {
 	if b.size <= flatMax {

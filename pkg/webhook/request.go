@@ -1,0 +1,98 @@
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+)
+
+// endpoints holds destination URLs as http.NewRequest parses them, so that
+// a delivery request copies its URL instead of parsing it again. It is
+// bounded: past maxEndpoints it starts over.
+type endpoints struct {
+	mu sync.RWMutex
+	m  map[string]endpoint
+}
+
+type endpoint struct {
+	u    *url.URL
+	host string // the request's Host, as http.NewRequest sets it
+}
+
+// maxEndpoints bounds the URLs endpoints keeps.
+const maxEndpoints = 1024
+
+func (e *endpoints) get(rawURL string) (endpoint, error) {
+	e.mu.RLock()
+	ep, ok := e.m[rawURL]
+	e.mu.RUnlock()
+	if ok {
+		return ep, nil
+	}
+	req, err := http.NewRequest(http.MethodPost, rawURL, nil)
+	if err != nil {
+		return endpoint{}, err
+	}
+	ep = endpoint{u: req.URL, host: req.Host}
+	e.mu.Lock()
+	if e.m == nil || len(e.m) >= maxEndpoints {
+		e.m = map[string]endpoint{}
+	}
+	e.m[rawURL] = ep
+	e.mu.Unlock()
+	return ep, nil
+}
+
+// newRequest is http.NewRequestWithContext(ctx, POST, rawURL, body), with
+// the URL parsed once per destination.
+func (s *Sender) newRequest(ctx context.Context, rawURL string, body io.ReadCloser) (*http.Request, error) {
+	ep, err := s.endpoints.get(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", body)
+	if err != nil {
+		return nil, err
+	}
+	u := *ep.u
+	req.URL, req.Host = &u, ep.host
+	return req, nil
+}
+
+// roundTrip sends a delivery request as the sender's http.Client would,
+// straight through its transport: the client has no timeout and no cookie
+// jar, and follows no redirect, so all Client.Do adds to the transport's
+// work is a copy of the headers, for redirects, made for every request.
+// What Client.Do does besides for such a client is done here too: the
+// URL's user information becomes Basic authorization, an HTTP answer to a
+// TLS handshake becomes http.ErrSchemeMismatch, and a redirect whose
+// Location cannot be parsed is an error. Errors are not wrapped in a
+// *url.Error: RequestError takes that off anyway.
+func (s *Sender) roundTrip(req *http.Request) (*http.Response, error) {
+	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
+		password, _ := u.Password()
+		req.SetBasicAuth(u.Username(), password)
+	}
+	resp, err := s.client.Transport.RoundTrip(req)
+	if err != nil {
+		if tlsErr, ok := err.(tls.RecordHeaderError); ok && string(tlsErr.RecordHeader[:]) == "HTTP/" {
+			err = http.ErrSchemeMismatch
+		}
+		return nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		if loc := resp.Header.Get("Location"); loc != "" {
+			if _, err := req.URL.Parse(loc); err != nil {
+				_ = resp.Body.Close()
+				return nil, fmt.Errorf("failed to parse Location header %q: %v", loc, err)
+			}
+		}
+	}
+	return resp, nil
+}

@@ -110,8 +110,8 @@ const inOrder = -2
 // Available events mostly join the queue in the order they expire in, as
 // they are published, so those go to a list in that order, where adding
 // one and taking the first cost O(1); the others (an event released while
-// later ones wait, an earlier request that reached the queue second, a
-// delayed event) go to a heap. A heap alone cost a queue that holds many
+// later ones wait, a request that reached the queue more than orderSlack
+// out of order, a delayed event) go to a heap. A heap alone cost a queue that holds many
 // events a walk down it for every event received.
 //
 // The list holds available entries only, in the available list's order,
@@ -120,20 +120,34 @@ const inOrder = -2
 // inOrder) and its place dropped when it reaches the front, so the front
 // is always an entry in the list. An entry may come back while its old
 // place is still there: both places then have its expiry, so the order
-// holds either way.
+// holds either way, within orderSlack.
 type ttlIndex struct {
-	order []*entry // order[head:], by expires; see above
+	order []*entry // order[head:], by expires within orderSlack; see above
 	head  int
-	rest  timeHeap // by expires
+	last  time.Time // the latest expiry that joined the list
+	rest  timeHeap  // by expires
 }
 
 func newTTLIndex() ttlIndex { return ttlIndex{rest: timeHeap{key: byExpires}} }
 
+// orderSlack is how much earlier than the latest expiry in the list an
+// event may expire and still join the list, at most: concurrent publish
+// requests reach the queue a little out of the order they were accepted
+// in, and a heap for each of them cost what the list saves. An event in the
+// list then expires at most that much after its time (see first); a
+// receive never takes an expired one, whatever the index says. It is a
+// hundredth of the event's time to live when that is shorter.
+const orderSlack = 100 * time.Millisecond
+
 // addQueued adds e, which has just joined the tail of the available list.
 func (x *ttlIndex) addQueued(e *entry) {
-	if n := len(x.order); n == x.head || !e.expires.Before(x.order[n-1].expires) {
+	slack := min(orderSlack, e.expires.Sub(e.published)/100)
+	if x.head == len(x.order) || !e.expires.Before(x.last.Add(-slack)) {
 		e.ttlIdx = inOrder
 		x.order = append(x.order, e)
+		if x.head == len(x.order)-1 || e.expires.After(x.last) {
+			x.last = e.expires
+		}
 		return
 	}
 	x.rest.add(e)
@@ -168,7 +182,9 @@ func (x *ttlIndex) trim() {
 	}
 }
 
-// first returns the entry that expires first, or nil.
+// first returns the entry that expires first, or nil; or one of the list
+// that expires at most orderSlack after the first, which is then dealt
+// with once that one expires.
 func (x *ttlIndex) first() *entry {
 	e := x.rest.first()
 	if x.head < len(x.order) {

@@ -250,16 +250,29 @@ func canonicalPath(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// canonicalise returns p without trailing slashes and with its fixed
+// segments written as the router expects them.
 func canonicalise(p string) string {
+	p = trimTrailingSlashes(p)
+	if !needsCanonical(p) {
+		return p
+	}
+	return rewriteSegments(p)
+}
+
+// trimTrailingSlashes removes the slashes that end p, but for "/" itself.
+func trimTrailingSlashes(p string) string {
 	if len(p) > 1 {
 		p = strings.TrimRight(p, "/")
 		if p == "" {
 			p = "/"
 		}
 	}
-	if !needsCanonical(p) {
-		return p
-	}
+	return p
+}
+
+// rewriteSegments writes each fixed segment of p as the router expects it.
+func rewriteSegments(p string) string {
 	parts := strings.Split(p, "/")
 	changed := false
 	for i, seg := range parts {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -10,31 +9,7 @@ import (
 
 // splitCanonicalise is canonicalise without its fast path: every path
 // split and each fixed segment compared.
-func splitCanonicalise(p string) string {
-	if len(p) > 1 {
-		p = strings.TrimRight(p, "/")
-		if p == "" {
-			p = "/"
-		}
-	}
-	parts := strings.Split(p, "/")
-	changed := false
-	for i, seg := range parts {
-		for _, want := range fixedSegments[i] {
-			if seg != want && strings.EqualFold(seg, want) {
-				if i == 4 && !strings.EqualFold(parts[3], "api") {
-					continue
-				}
-				parts[i] = want
-				changed = true
-			}
-		}
-	}
-	if !changed {
-		return p
-	}
-	return strings.Join(parts, "/")
-}
+func splitCanonicalise(p string) string { return rewriteSegments(trimTrailingSlashes(p)) }
 
 func TestCanonicaliseMatchesSplitting(t *testing.T) {
 	segs := []string{"", "topics", "TOPICS", "eventSubscriptions", "eventsubscriptions", "events", "EVENTS",

@@ -1,14 +1,27 @@
 package schema
 
 import (
+	"bytes"
 	"unsafe"
 
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
 // DataVersion returns the dataVersion of a canonical EventGridSchema body,
-// for the aeg-data-version header; "" when it has none.
+// for the aeg-data-version header; "" when it has none. A body that ends as
+// the decoder ends one is read from its end, without scanning its data,
+// unless it names dataVersion before that: any other body is scanned.
 func DataVersion(body []byte) string {
+	if literal, keyAt, ok := dataVersionAtEnd(body); ok && !bytes.Contains(body[:keyAt], []byte("dataVersion")) {
+		s, _ := rawjson.Unquote(literal)
+		return s
+	}
+	return dataVersionByScan(body)
+}
+
+// dataVersionByScan is DataVersion for any body: the member found by
+// walking the object.
+func dataVersionByScan(body []byte) string {
 	v, ok := rawjson.Member(body, "dataVersion")
 	if !ok {
 		return ""

@@ -181,26 +181,38 @@ func canonicalMembers(body []byte, dataAt int, m *members) bool {
 		m.val[f], m.exact[f] = body[i:end], true
 		i = end
 	}
-	if i+len(kData) != dataAt || !hasAt(body, i, kData) || !bytes.HasSuffix(body, []byte(kTail)) {
+	if i+len(kData) != dataAt || !hasAt(body, i, kData) {
 		return false
 	}
-	// dataVersion's literal ends the envelope, and data ends where its key
-	// starts. A string holds no bare quote, so the literal starts at the
-	// first quote before its end that no backslash escapes.
-	end := len(body) - len(kTail)
-	start := end - 2
-	for ; start >= 0; start-- {
-		if body[start] == '"' && !escaped(body, start) {
-			break
-		}
-	}
-	dataEnd := start - len(kDataVersion)
-	if end < 2 || body[end-1] != '"' || dataEnd <= dataAt || !hasAt(body, dataEnd, kDataVersion) {
+	// data ends where dataVersion's key starts.
+	dataVersion, dataEnd, ok := dataVersionAtEnd(body)
+	if !ok || dataEnd <= dataAt {
 		return false
 	}
 	m.val[egData], m.exact[egData] = body[dataAt:dataEnd], true
-	m.val[egDataVersion], m.exact[egDataVersion] = body[start:end], true
+	m.val[egDataVersion], m.exact[egDataVersion] = dataVersion, true
 	return true
+}
+
+// dataVersionAtEnd returns the dataVersion string literal of a body that
+// ends as buildEventGrid ends one, read from the end, and where its key
+// starts; ok is false for a body that does not end so. A string holds no
+// bare quote, so the literal starts at the first quote before its end that
+// no backslash escapes.
+func dataVersionAtEnd(body []byte) (literal []byte, keyAt int, ok bool) {
+	end := len(body) - len(kTail)
+	if end < 2 || !bytes.HasSuffix(body, []byte(kTail)) || body[end-1] != '"' {
+		return nil, 0, false
+	}
+	start := end - 2
+	for start >= 0 && (body[start] != '"' || escaped(body, start)) {
+		start--
+	}
+	keyAt = start - len(kDataVersion)
+	if keyAt < 0 || !hasAt(body, keyAt, kDataVersion) {
+		return nil, 0, false
+	}
+	return body[start:end], keyAt, true
 }
 
 // escaped reports whether b[i] follows an odd number of backslashes.

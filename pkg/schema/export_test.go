@@ -6,3 +6,6 @@ func HasCanonicalLayout(body []byte, dataAt int) bool {
 	var m members
 	return canonicalMembers(body, dataAt, &m)
 }
+
+// DataVersionByScan is DataVersion without reading from the end.
+var DataVersionByScan = dataVersionByScan

@@ -14,7 +14,6 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/rawjson"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
@@ -165,7 +164,7 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 // ok is false when they differ, as one header cannot speak for all.
 func commonDataVersion(bodies [][]byte) (v string, ok bool) {
 	for i, body := range bodies {
-		dv := dataVersion(body)
+		dv := schema.DataVersion(body)
 		if i == 0 {
 			v = dv
 		} else if dv != v {
@@ -173,45 +172,6 @@ func commonDataVersion(bodies [][]byte) (v string, ok bool) {
 		}
 	}
 	return v, len(bodies) > 0
-}
-
-// dataVersion is schema.DataVersion(body), read from the end of a body
-// laid out as the broker lays out EventGridSchema events, whose last
-// members are dataVersion and metadataVersion, without scanning the data
-// before them. Any other body, and one that holds the name dataVersion
-// anywhere before its last members, is read by schema.DataVersion. (Read
-// backwards, the first quote not escaped before the closing one of a
-// string value is its opening one; and a queued body names no member
-// twice: the publish path refuses duplicate names, in any case.)
-func dataVersion(body []byte) string {
-	const (
-		tail = `,"metadataVersion":"1"}`
-		name = `,"dataVersion":`
-	)
-	end := len(body) - len(tail) - 1 // the closing quote of the value
-	if end < len(name)+1 || !bytes.HasSuffix(body, []byte(tail)) || body[end] != '"' {
-		return schema.DataVersion(body)
-	}
-	open := -1
-	for i := end - 1; i >= 0; i-- {
-		if body[i] != '"' {
-			continue
-		}
-		backslashes := 0
-		for j := i - 1; j >= 0 && body[j] == '\\'; j-- {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
-			open = i
-			break
-		}
-	}
-	if open < len(name) || string(body[open-len(name):open]) != name ||
-		bytes.Contains(body[:open-len(name)], []byte("dataVersion")) {
-		return schema.DataVersion(body)
-	}
-	v, _ := rawjson.Unquote(body[open : end+1])
-	return v
 }
 
 // body is a delivery request's JSON array, held as the events' own bytes

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -67,6 +68,7 @@ func FuzzDecodeBinary(f *testing.F) {
 	f.Add("ce-specversion: 1.0\nce-source: s\nce-type: t", []byte("x"), "d1")
 	f.Add(minimal+"Content-Type: text/plain; a=\"b\"\nce-dataschema: https://h:1/%C3%A9#x\nce-sampledrate: -5\nce-dataref: //h/x", []byte("y"), "")
 	f.Add(minimal+"Content-Type: applicaTion/json", []byte(`{"a":1}`), "")
+	f.Add("ce-specversion: 1.0\nce-id: 0\nce-source: #\nce-type: 0", []byte("0"), "")
 	f.Fuzz(func(t *testing.T, headers string, body []byte, defaultID string) {
 		h := http.Header{}
 		for _, line := range strings.Split(headers, "\n") {
@@ -178,6 +180,18 @@ func mustReadWithSDK(t *testing.T, body []byte) {
 	// lower-case t or z, and the leap second 60.
 	if tm, ok := rawjson.Member(body, "time"); ok && (bytes.ContainsAny(tm, "tz") || bytes.Contains(tm, []byte(":60"))) {
 		body = without(body, "time")
+	}
+	// Nor does it hold a source of a lone "#", a URI reference (RFC 3986
+	// §4.1) that Go's url.Parse reads as the empty URL: it reads the event
+	// with another source.
+	if src, ok := rawjson.Member(body, "source"); ok {
+		var s string
+		if json.Unmarshal(src, &s) == nil {
+			if u, err := url.Parse(s); err == nil && u.String() == "" {
+				rest := without(body, "source") // still holds id and type
+				body = append(rest[:len(rest)-1], `,"source":"/"}`...)
+			}
+		}
 	}
 	var ev event.Event
 	if err := json.Unmarshal(body, &ev); err != nil {

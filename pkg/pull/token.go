@@ -11,22 +11,31 @@ const tokenBytes = 16
 // TokenLen is the length of a lock token's text.
 var TokenLen = base64.RawURLEncoding.EncodedLen(tokenBytes)
 
-// tokenSource hands out lock tokens from one read of randomness per batch,
-// so a receive of many events costs one call into crypto/rand.
+// tokenSource hands out lock tokens made in batches: one read of
+// randomness and one string per batch, so a receive of many events costs
+// one call into crypto/rand and one allocation. A token shares its batch's
+// string, a few kilobytes at most, while it is held.
 type tokenSource struct {
-	buf []byte
+	text string // tokens not handed out yet, TokenLen characters each
 }
 
 // next returns an unguessable lock token; n is how many more the caller
-// expects to take, to size the next read.
+// expects to take, to size the next batch.
 func (ts *tokenSource) next(n int) string {
-	if len(ts.buf) < tokenBytes {
-		ts.buf = make([]byte, tokenBytes*max(n, 1))
-		_, _ = rand.Read(ts.buf) // crypto/rand.Read never fails
+	if len(ts.text) < TokenLen {
+		n = max(n, 1)
+		raw := make([]byte, tokenBytes*n)
+		_, _ = rand.Read(raw) // crypto/rand.Read never fails
+		text := make([]byte, TokenLen*n)
+		for i := range n {
+			base64.RawURLEncoding.Encode(text[i*TokenLen:], raw[i*tokenBytes:(i+1)*tokenBytes])
+		}
+		clear(raw)
+		ts.text = string(text)
+		clear(text)
 	}
-	t := base64.RawURLEncoding.EncodeToString(ts.buf[:tokenBytes])
-	clear(ts.buf[:tokenBytes])
-	ts.buf = ts.buf[tokenBytes:]
+	t := ts.text[:TokenLen]
+	ts.text = ts.text[TokenLen:]
 	return t
 }
 

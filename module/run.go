@@ -397,11 +397,11 @@ func or(v, def string) string {
 // Publishing validated the
 // EventGridSchema event, so the conversion cannot fail on one; should it,
 // the event goes as it is rather than not at all.
-func convertSchema(topic eventgrid.Topic, sub *eventgrid.EventSubscription, ev *eventgrid.Event) []byte {
+func convertSchema(dst []byte, topic eventgrid.Topic, sub *eventgrid.EventSubscription, ev *eventgrid.Event) []byte {
 	if !schema.Converts(topic.InputSchema, sub.EventDeliverySchema) {
 		return ev.Body
 	}
-	if out, err := schema.CloudEventOf(ev); err == nil {
+	if out, err := schema.AppendCloudEventOf(dst, ev); err == nil {
 		return out
 	}
 	return ev.Body

@@ -62,7 +62,7 @@ type rejections struct{ n atomic.Int64 }
 
 func (r *rejections) Rejected(n int) { r.n.Add(int64(n)) }
 
-func newBroker(t *testing.T, l budget.Limits, transform func(eventgrid.Topic, *eventgrid.EventSubscription, *eventgrid.Event) []byte) *broker {
+func newBroker(t *testing.T, l budget.Limits, transform func([]byte, eventgrid.Topic, *eventgrid.EventSubscription, *eventgrid.Event) []byte) *broker {
 	t.Helper()
 	g := newGate()
 	b := newBrokerWith(t, l, g, dispatch.Options{Transform: transform})

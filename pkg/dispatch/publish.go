@@ -23,6 +23,7 @@ type conv struct {
 type scratch struct {
 	claims []budget.Claim
 	convs  []conv
+	block  []byte   // converted copies are cut from its spare capacity
 	bodies [][]byte // claim k's bodies are bodies[start[k]:start[k+1]]
 	start  []int
 	next   []int
@@ -37,6 +38,7 @@ func (sc *scratch) release() {
 	clear(sc.bodies)
 	sc.claims, sc.convs, sc.bodies = sc.claims[:0], sc.convs[:0], sc.bodies[:0]
 	sc.start, sc.next = sc.start[:0], sc.next[:0]
+	sc.block = nil // its copies live on in the queues, not here
 	scratchPool.Put(sc)
 }
 
@@ -93,10 +95,8 @@ func (d *Dispatcher) tally(sc *scratch, p eventgrid.Publication) (pairs, bytes i
 		}
 		from := len(sc.convs)
 		for j, sub := range dv.Subscriptions {
-			body, fresh := d.bodyFor(sc, from, p.Topic, i, dv.Event, sub)
-			if fresh {
-				copies += int64(len(body))
-			}
+			body, copied := d.bodyFor(sc, from, p, i, sub)
+			copies += int64(copied)
 			k := claimOf(sc.claims, j, sub)
 			if k < 0 {
 				k = len(sc.claims)
@@ -129,7 +129,7 @@ func (d *Dispatcher) group(sc *scratch, p eventgrid.Publication) {
 			from++
 		}
 		for j, sub := range dv.Subscriptions {
-			body, _ := d.bodyFor(sc, from, p.Topic, i, dv.Event, sub)
+			body, _ := d.bodyFor(sc, from, p, i, sub)
 			k := claimOf(sc.claims, j, sub)
 			sc.bodies[sc.next[k]] = body
 			sc.next[k]++
@@ -152,23 +152,66 @@ func claimOf(claims []budget.Claim, j int, sub *eventgrid.EventSubscription) int
 	return -1
 }
 
-// bodyFor returns the body sub receives for the event at index ev of a
-// request, converting it once per delivery schema; sc.convs[from:] starts
-// with the event's conversions so far. fresh reports a converted copy made
-// by this call.
-func (d *Dispatcher) bodyFor(sc *scratch, from int, topic eventgrid.Topic, ev int, event *eventgrid.Event, sub *eventgrid.EventSubscription) (out []byte, fresh bool) {
+// bodyFor returns the body sub receives for the event at index ev of p,
+// converting it once per delivery schema; sc.convs[from:] starts with the
+// event's conversions so far. copied is the bytes this call allocated for
+// converted copies.
+//
+// The request's converted copies share blocks, as the decoder's bodies do:
+// the first copy, made on its own, shows that the request converts, and
+// the copies after it are cut from a block sized for the rest of the
+// request's events. A block stays alive while any copy cut from it is
+// queued; the budget counts the request's bytes, whole blocks included,
+// until all of its events are gone, which matches.
+func (d *Dispatcher) bodyFor(sc *scratch, from int, p eventgrid.Publication, ev int, sub *eventgrid.EventSubscription) (out []byte, copied int) {
+	event := p.Deliveries[ev].Event
 	if d.opts.Transform == nil {
-		return event.Body, false
+		return event.Body, 0
 	}
 	for i := from; i < len(sc.convs) && sc.convs[i].ev == ev; i++ {
 		if c := &sc.convs[i]; c.schema == sub.EventDeliverySchema {
-			return c.body, false
+			return c.body, 0
 		}
 	}
-	out = d.opts.Transform(topic, sub, event)
+	dst := sc.block[len(sc.block):]
+	out = d.opts.Transform(dst, p.Topic, sub, event)
 	sc.convs = append(sc.convs, conv{ev: ev, schema: sub.EventDeliverySchema, body: out})
-	return out, !sameBytes(out, event.Body)
+	if sameBytes(out, event.Body) {
+		return out, 0
+	}
+	if cap(dst) > 0 && len(out) > 0 && &dst[:1][0] == &out[0] {
+		sc.block = sc.block[:len(sc.block)+len(out)] // counted with the block
+		return out, 0
+	}
+	copied = len(out)
+	if sc.block == nil {
+		sc.block = make([]byte, 0, roomAfter(p, ev, sub.EventDeliverySchema))
+		copied += cap(sc.block)
+	}
+	return out, copied
 }
+
+// roomAfter is the room for the converted copies, in schema, of the events
+// of p after index ev: their bodies and convertedGrowth each, for those with
+// a subscription in that schema.
+func roomAfter(p eventgrid.Publication, ev int, schema eventgrid.InputSchema) int {
+	n := 0
+	for _, dv := range p.Deliveries[ev+1:] {
+		for _, sub := range dv.Subscriptions {
+			if sub.EventDeliverySchema == schema {
+				n += len(dv.Event.Body) + convertedGrowth
+				break
+			}
+		}
+	}
+	return n
+}
+
+// convertedGrowth is how much larger than the published body a converted
+// copy usually is: the CloudEvent of an EventGridSchema event adds its
+// attributes' names and leaves metadataVersion out, under a hundred bytes.
+// A copy that outgrows the room left is made on its own.
+const convertedGrowth = 128
 
 // sameBytes reports whether a and b are the same memory.
 func sameBytes(a, b []byte) bool {

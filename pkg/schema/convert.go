@@ -45,6 +45,11 @@ func Converts(topic, delivery eventgrid.InputSchema) bool {
 // result shares no memory with it. EventGridToCloudEvent is safe for
 // concurrent use.
 func EventGridToCloudEvent(body []byte) ([]byte, error) {
+	return appendEventGridToCloudEvent(nil, body)
+}
+
+// appendEventGridToCloudEvent appends EventGridToCloudEvent(body) to dst.
+func appendEventGridToCloudEvent(dst, body []byte) ([]byte, error) {
 	var m members
 	isObject := rawjson.ObjectEach(body, func(k, v []byte) bool {
 		if f, exact := fieldIndex(egNames, k); f >= 0 && (f == egData || !isNull(v)) {
@@ -53,9 +58,9 @@ func EventGridToCloudEvent(body []byte) ([]byte, error) {
 		return true
 	})
 	if !isObject {
-		return nil, errors.Join(ErrNotConvertible, errors.New("the event is not a JSON object"))
+		return dst, errors.Join(ErrNotConvertible, errors.New("the event is not a JSON object"))
 	}
-	return cloudEvent(&m, len(body))
+	return appendCloudEvent(dst, &m, len(body))
 }
 
 // CloudEventOf is EventGridToCloudEvent of ev.Body, ev being an event of an
@@ -63,23 +68,40 @@ func EventGridToCloudEvent(body []byte) ([]byte, error) {
 // read from their known places, without scanning the data (see
 // eventgrid.Event.DataAt); the result is the same.
 func CloudEventOf(ev *eventgrid.Event) ([]byte, error) {
-	var m members
-	if ev.DataAt <= 0 || !canonicalMembers(ev.Body, int(ev.DataAt), &m) {
-		return EventGridToCloudEvent(ev.Body)
-	}
-	return cloudEvent(&m, len(ev.Body))
+	return AppendCloudEventOf(nil, ev)
 }
 
-// cloudEvent writes the CloudEvent of the EventGridSchema members m, read
-// from a body of size bytes.
-func cloudEvent(m *members, size int) ([]byte, error) {
+// AppendCloudEventOf appends CloudEventOf(ev) to dst and returns the
+// result; on an error, dst is returned unchanged. Given the room (see
+// CloudEventRoom) in dst, the conversion allocates nothing.
+func AppendCloudEventOf(dst []byte, ev *eventgrid.Event) ([]byte, error) {
+	var m members
+	if ev.DataAt <= 0 || !canonicalMembers(ev.Body, int(ev.DataAt), &m) {
+		return appendEventGridToCloudEvent(dst, ev.Body)
+	}
+	return appendCloudEvent(dst, &m, len(ev.Body))
+}
+
+// CloudEventRoom is the room that the CloudEvent of an EventGridSchema
+// event of size bytes usually takes: the attributes' names add a few dozen
+// bytes, while metadataVersion is left out. Escaping characters that a
+// CloudEvents String cannot hold can take more.
+func CloudEventRoom(size int) int { return size + 96 }
+
+// appendCloudEvent appends the CloudEvent of the EventGridSchema members
+// m, read from a body of size bytes, to dst.
+func appendCloudEvent(dst []byte, m *members, size int) ([]byte, error) {
 	for _, f := range [...]int{egID, egTopic, egEventType} {
 		if v := m.val[f]; !isString(v) || len(v) == 2 {
-			return nil, errors.Join(ErrNotConvertible, errors.New(egNames[f]+" is missing or empty"))
+			return dst, errors.Join(ErrNotConvertible, errors.New(egNames[f]+" is missing or empty"))
 		}
 	}
 
-	out := make([]byte, 0, size+96)
+	out := dst
+	if cap(out)-len(out) < size {
+		out = make([]byte, len(dst), len(dst)+CloudEventRoom(size))
+		copy(out, dst)
+	}
 	out = append(out, `{"specversion":"1.0","id":`...)
 	out = appendText(out, m.val[egID])
 	out = append(out, `,"source":`...)

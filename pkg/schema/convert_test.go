@@ -152,6 +152,30 @@ func TestCloudEventOf_LayoutNotTheDecodersScanned(t *testing.T) {
 	}
 }
 
+// AppendCloudEventOf appends to what dst holds, allocates nothing given
+// the room, and leaves dst as it was when the event does not convert.
+func TestAppendCloudEventOf(t *testing.T) {
+	eg := MustDecodeBatch(t, eventgrid.EventGridSchema, `[`+egKB+`]`)[0]
+	want, err := schema.CloudEventOf(eg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := make([]byte, 0, 3+schema.CloudEventRoom(len(eg.Body)))
+	got, err := schema.AppendCloudEventOf(append(room, "abc"...), eg)
+	if err != nil || string(got) != "abc"+string(want) || &got[0] != &room[:1][0] {
+		t.Errorf("AppendCloudEventOf = %.40s…, %v; want abc and the event, in dst's room", got, err)
+	}
+	if n := testing.AllocsPerRun(10, func() { _, _ = schema.AppendCloudEventOf(room[:0], eg) }); n != 0 {
+		t.Errorf("AppendCloudEventOf with room allocates %v times", n)
+	}
+	for _, body := range []string{`[1]`, `{"id":"1","topic":"t1"}`} {
+		got, err := schema.AppendCloudEventOf([]byte("abc"), &eventgrid.Event{Body: []byte(body)})
+		if !errors.Is(err, schema.ErrNotConvertible) || string(got) != "abc" {
+			t.Errorf("AppendCloudEventOf(%s) = %q, %v; want dst and ErrNotConvertible", body, got, err)
+		}
+	}
+}
+
 // egKB is an EventGridSchema event with about 1 KB of data, as the bench
 // publishes.
 var egKB = `{"id":"1","subject":"s","eventType":"et","eventTime":"2020-01-01T00:00:00Z","data":{"pad":"` +

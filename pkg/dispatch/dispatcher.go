@@ -25,11 +25,12 @@ type Options struct {
 	Queues *pull.Store
 	// Transform, if not nil, returns the body a subscription receives for
 	// the event ev of topic, when it differs from the published ev.Body
-	// (schema conversion), appended to dst, whose spare capacity it may
-	// use: dst is empty. It is called once per event and delivery schema:
-	// its result may depend only on the topic, the subscription's
-	// EventDeliverySchema and the event, and the subscriptions of one
-	// schema share the copy. It returns ev.Body itself when nothing changes.
+	// (schema conversion), appended to dst: an empty slice whose spare
+	// capacity, if any, is lent for the copy. It is called once per event
+	// and delivery schema: its result may depend only on the topic, the
+	// subscription's EventDeliverySchema and the event, and the
+	// subscriptions of one schema share the copy. It returns ev.Body itself
+	// when nothing changes.
 	Transform func(dst []byte, topic eventgrid.Topic, sub *eventgrid.EventSubscription, ev *eventgrid.Event) []byte
 	// Metrics, if not nil, counts the deliveries refused at publish.
 	Metrics Metrics

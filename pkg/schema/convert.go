@@ -72,8 +72,9 @@ func CloudEventOf(ev *eventgrid.Event) ([]byte, error) {
 }
 
 // AppendCloudEventOf appends CloudEventOf(ev) to dst and returns the
-// result; on an error, dst is returned unchanged. Given the room (see
-// CloudEventRoom) in dst, the conversion allocates nothing.
+// result; on an error, dst is returned unchanged. Given room for ev.Body
+// and a hundred bytes more (the attributes' names) in dst, the conversion
+// allocates nothing.
 func AppendCloudEventOf(dst []byte, ev *eventgrid.Event) ([]byte, error) {
 	var m members
 	if ev.DataAt <= 0 || !canonicalMembers(ev.Body, int(ev.DataAt), &m) {
@@ -81,12 +82,6 @@ func AppendCloudEventOf(dst []byte, ev *eventgrid.Event) ([]byte, error) {
 	}
 	return appendCloudEvent(dst, &m, len(ev.Body))
 }
-
-// CloudEventRoom is the room that the CloudEvent of an EventGridSchema
-// event of size bytes usually takes: the attributes' names add a few dozen
-// bytes, while metadataVersion is left out. Escaping characters that a
-// CloudEvents String cannot hold can take more.
-func CloudEventRoom(size int) int { return size + 96 }
 
 // appendCloudEvent appends the CloudEvent of the EventGridSchema members
 // m, read from a body of size bytes, to dst.
@@ -99,7 +94,7 @@ func appendCloudEvent(dst []byte, m *members, size int) ([]byte, error) {
 
 	out := dst
 	if cap(out)-len(out) < size {
-		out = make([]byte, len(dst), len(dst)+CloudEventRoom(size))
+		out = make([]byte, len(dst), len(dst)+size+96)
 		copy(out, dst)
 	}
 	out = append(out, `{"specversion":"1.0","id":`...)

@@ -15,6 +15,9 @@ type PartialError interface {
 // acceptedOf returns how many of a failed batch's first n events its
 // destination took, by err's PartialError.
 func acceptedOf(err error, n int) int {
+	if err == nil {
+		return 0 // and spares the heap the target errors.As needs
+	}
 	var pe PartialError
 	if !errors.As(err, &pe) {
 		return 0

@@ -55,14 +55,26 @@ func payloads(b *delivery.Batch) ([]payload, error) {
 		}
 		return ps, nil
 	}
-	p := payload{
+	p, _ := arrayPayload(b)
+	return []payload{p}, nil
+}
+
+// arrayPayload lays out the one request of a batch in the Batch content
+// mode, the default; ok is false in the other modes.
+func arrayPayload(b *delivery.Batch) (p payload, ok bool) {
+	sub := b.Subscription
+	dst := sub.Destination
+	if dst.ContentMode == eventgrid.ContentStructured || dst.ContentMode == eventgrid.ContentBinary {
+		return payload{}, false
+	}
+	p = payload{
 		body:        newBody(b.Bodies, dst.EndpointType == eventgrid.EventGrid && sub.EventDeliverySchema == eventgrid.EventGridSchema, dst.TopicName),
 		contentType: ContentTypeJSON,
 	}
-	if ce {
+	if sub.EventDeliverySchema == eventgrid.CloudEventSchemaV1_0 {
 		p.contentType = ContentTypeCloudEvents
 	}
-	return []payload{p}, nil
+	return p, true
 }
 
 func singleBody(ev []byte) *body {

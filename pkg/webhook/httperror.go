@@ -62,7 +62,9 @@ func RequestError(ctx context.Context, sender string, err error) *Error {
 // be reused, and closes it. It returns nil when success accepts the status,
 // else the Error of the failure status with its Retry-After as of now.
 func CheckResponse(sender string, resp *http.Response, success func(status int) bool, now time.Time) error {
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.Body != http.NoBody { // an answer without a body, the most common
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	}
 	_ = resp.Body.Close()
 	if success(resp.StatusCode) {
 		return nil

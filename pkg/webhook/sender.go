@@ -91,6 +91,9 @@ func NewHTTPClient(tlsConfig *tls.Config, dialTLS func(ctx context.Context, netw
 // content mode and one request per event in the Structured and Binary modes
 // (where the first failure ends the batch's attempt).
 func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
+	if p, ok := arrayPayload(b); ok {
+		return s.post(ctx, b, p)
+	}
 	ps, err := payloads(b)
 	if err != nil {
 		return err
@@ -113,9 +116,7 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 			return err
 		}
 	}
-	// Each destination kind names itself in its errors: "webhook: ..." or
-	// "eventgrid: ...".
-	name := strings.ToLower(string(dst.EndpointType))
+	name := senderName(dst.EndpointType)
 	req, err := s.newRequest(ctx, dst.EndpointURL, body.reader())
 	if err != nil {
 		return &Error{Sender: name, Err: errors.New("cannot build the request for the destination URL")}
@@ -129,18 +130,24 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 		h[k] = v
 	}
 	// The fixed headers are set by their canonical names, as Header.Set
-	// would set them, without canonicalising them anew for every request.
+	// would set them, without canonicalising them anew for every request,
+	// and their values share one array: one allocation, not one each.
+	vals := make([]string, 0, 6)
+	set := func(k, v string) {
+		vals = append(vals, v)
+		h[k] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
 	if p.contentType != "" {
-		h["Content-Type"] = []string{p.contentType}
+		set("Content-Type", p.contentType)
 	}
 	setProperties(h, dst.DeliveryAttributes, b.Bodies)
-	h["Aeg-Event-Type"] = []string{"Notification"}
-	h["Aeg-Subscription-Name"] = []string{sub.Name}
-	h["Aeg-Delivery-Count"] = []string{strconv.Itoa(b.DeliveryCount)}
-	h["Aeg-Metadata-Version"] = []string{"1"}
+	set("Aeg-Event-Type", "Notification")
+	set("Aeg-Subscription-Name", sub.Name)
+	set("Aeg-Delivery-Count", strconv.Itoa(b.DeliveryCount))
+	set("Aeg-Metadata-Version", "1")
 	if sub.EventDeliverySchema == eventgrid.EventGridSchema {
 		if v, ok := commonDataVersion(b.Bodies); ok {
-			h["Aeg-Data-Version"] = []string{v}
+			set("Aeg-Data-Version", v)
 		}
 	}
 	if dst.EndpointType == eventgrid.EventGrid && dst.SASKey != "" {
@@ -158,6 +165,18 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 		return RequestError(ctx, name, err)
 	}
 	return CheckResponse(name, resp, func(status int) bool { return status >= 200 && status <= 204 }, time.Now())
+}
+
+// senderName is how a destination kind names itself in its errors:
+// "webhook: ..." or "eventgrid: ...".
+func senderName(t eventgrid.EndpointType) string {
+	switch t {
+	case eventgrid.WebHook:
+		return "webhook"
+	case eventgrid.EventGrid:
+		return "eventgrid"
+	}
+	return strings.ToLower(string(t))
 }
 
 // commonDataVersion returns the dataVersion every event of a batch shares;
@@ -181,6 +200,9 @@ type body struct {
 	parts [][]byte
 	size  int64
 	flat  []byte
+	// one holds parts for a body of one event, the most common: the
+	// brackets and the event, without a slice of their own.
+	one [3][]byte
 }
 
 // flatMax is the largest body sent from one slice: net/http writes the
@@ -199,7 +221,12 @@ var (
 // topicName as their topic, or null when it is empty
 // (docs/design.md#eventgrid-destination).
 func newBody(events [][]byte, rewriteTopic bool, topicName string) *body {
-	b := &body{parts: make([][]byte, 0, 2*len(events)+1)}
+	b := &body{}
+	if n := 2*len(events) + 1; n <= len(b.one) {
+		b.parts = b.one[:0]
+	} else {
+		b.parts = make([][]byte, 0, n)
+	}
 	b.add(openBracket)
 	for i, ev := range events {
 		if i > 0 {

@@ -139,6 +139,17 @@ func (s *settings) scenarioH() []result {
 			ratio := r.Seconds / base.Seconds
 			r.detail("times_fault_free", ratio)
 			r.note("%.1f s vs %.1f s fault-free: %.2fx", r.Seconds, base.Seconds, ratio)
+			if lp, ok := r.Details["last_pair_first_failed_held_schedule_slack_seconds"].([]float64); ok {
+				// What the last pair's own failures cost whatever the
+				// broker does: the time its failed attempts were held and
+				// the back-off the schedule asks for after them. The rest
+				// is the broker's: its first attempt and its retries'
+				// lateness.
+				rest := r.Seconds - lp[2] - lp[3]
+				r.detail("seconds_beyond_last_pair_failures", rest)
+				r.note("beyond what the last pair's failures cost by the schedule and the timeout: %.1f s, %.2fx fault-free",
+					rest, rest/base.Seconds)
+			}
 			if spec.target > 0 && r.Error == "" {
 				r.judge(fmt.Sprintf("<= %gx fault-free, none lost or duplicated", spec.target),
 					ratio <= spec.target && r.Received == r.Expected && duplicatesOf(r) == 0)

@@ -28,39 +28,9 @@ type payload struct {
 	header http.Header
 }
 
-// payloads lays out the requests a batch becomes: one JSON array (Batch,
-// the default), or one request per event (Structured, Binary).
-func payloads(b *delivery.Batch) ([]payload, error) {
-	sub := b.Subscription
-	dst := sub.Destination
-	ce := sub.EventDeliverySchema == eventgrid.CloudEventSchemaV1_0
-	switch dst.ContentMode {
-	case eventgrid.ContentStructured:
-		ps := make([]payload, len(b.Bodies))
-		for i, ev := range b.Bodies {
-			ps[i] = payload{body: singleBody(ev), contentType: ContentTypeJSON}
-			if ce {
-				ps[i].contentType = ContentTypeCloudEvent
-			}
-		}
-		return ps, nil
-	case eventgrid.ContentBinary:
-		ps := make([]payload, len(b.Bodies))
-		for i, ev := range b.Bodies {
-			p, err := binaryPayload(ev)
-			if err != nil {
-				return nil, err
-			}
-			ps[i] = p
-		}
-		return ps, nil
-	}
-	p, _ := arrayPayload(b)
-	return []payload{p}, nil
-}
-
 // arrayPayload lays out the one request of a batch in the Batch content
-// mode, the default; ok is false in the other modes.
+// mode, the default: a JSON array. ok is false in the Structured and
+// Binary modes, where eventPayloads lays out the requests.
 func arrayPayload(b *delivery.Batch) (p payload, ok bool) {
 	sub := b.Subscription
 	dst := sub.Destination
@@ -75,6 +45,30 @@ func arrayPayload(b *delivery.Batch) (p payload, ok bool) {
 		p.contentType = ContentTypeCloudEvents
 	}
 	return p, true
+}
+
+// eventPayloads lays out the requests of a batch in the Structured and
+// Binary content modes: one per event.
+func eventPayloads(b *delivery.Batch) ([]payload, error) {
+	ps := make([]payload, len(b.Bodies))
+	if b.Subscription.Destination.ContentMode == eventgrid.ContentBinary {
+		for i, ev := range b.Bodies {
+			p, err := binaryPayload(ev)
+			if err != nil {
+				return nil, err
+			}
+			ps[i] = p
+		}
+		return ps, nil
+	}
+	ce := b.Subscription.EventDeliverySchema == eventgrid.CloudEventSchemaV1_0
+	for i, ev := range b.Bodies {
+		ps[i] = payload{body: singleBody(ev), contentType: ContentTypeJSON}
+		if ce {
+			ps[i].contentType = ContentTypeCloudEvent
+		}
+	}
+	return ps, nil
 }
 
 func singleBody(ev []byte) *body {

@@ -94,7 +94,7 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 	if p, ok := arrayPayload(b); ok {
 		return s.post(ctx, b, p)
 	}
-	ps, err := payloads(b)
+	ps, err := eventPayloads(b)
 	if err != nil {
 		return err
 	}

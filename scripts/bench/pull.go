@@ -87,6 +87,7 @@ func (s *settings) scenarioG() (r result, err error) {
 					return
 				default:
 				}
+				var err error
 				body, err = post(client, sub+":receive?api-version=2024-06-01&maxWaitTime=10&maxEvents="+fmt.Sprint(pullMaxEvents), nil, body)
 				if err != nil {
 					errOnce.Do(func() { firstErr = err })

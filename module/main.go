@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -28,6 +29,14 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "edgegrid: configuration error:", err)
 		os.Exit(2)
+	}
+	if cfg.PprofAddress == "" {
+		// Without the profiling endpoints nobody can read a heap profile,
+		// and sampling allocations for one costs every large allocation a
+		// chance of a stack walk: a receive of 100 events allocates a few
+		// hundred kilobytes, and pull delivery spent 1.5 % of its CPU on
+		// samples nobody reads.
+		runtime.MemProfileRate = 0
 	}
 	logger := newLogger(os.Stdout, cfg)
 	warnUnknownKeys(logger, os.Environ())

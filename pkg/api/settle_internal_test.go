@@ -25,6 +25,7 @@ func FuzzLockTokensAgreesWithEncodingJSON(f *testing.F) {
 		`{"lockTokens":[null,"x"]}`, `{"lockTokens":"a"}`, `{"lockTokens":[1]}`, `{"lockTokens":[["a"]]}`,
 		`{"other":1,"lockTokens":["\u0041\n\ud83d\ude00"]}`, `{"lock\u0054okens":["a"]}`, `{"loc\u212atokens":["k"]}`,
 		`{}`, `{"lockTokens":{"a":"b"}}`, `{"lockTokens":[true]}`, `{"lockTokens":["a",null,{}]}`,
+		`{"lockTokens": [ "a" , "b\"c",  "é", "\u00e9x", "" ] }`, "{\"lockTokens\":[\"a\xffb\",\"c\"]}",
 	} {
 		f.Add([]byte(s))
 	}

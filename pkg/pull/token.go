@@ -3,6 +3,7 @@ package pull
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"unsafe"
 )
 
 // tokenBytes is the randomness of a lock token: 128 bits.
@@ -13,7 +14,7 @@ var TokenLen = base64.RawURLEncoding.EncodedLen(tokenBytes)
 
 // tokenSource hands out lock tokens made in batches: one read of
 // randomness and one string per batch, so a receive of many events costs
-// one call into crypto/rand and one allocation. A token shares its batch's
+// one call into crypto/rand and two allocations. A token shares its batch's
 // string, a few kilobytes at most, while it is held.
 type tokenSource struct {
 	text string // tokens not handed out yet, TokenLen characters each
@@ -31,8 +32,9 @@ func (ts *tokenSource) next(n int) string {
 			base64.RawURLEncoding.Encode(text[i*TokenLen:], raw[i*tokenBytes:(i+1)*tokenBytes])
 		}
 		clear(raw)
-		ts.text = string(text)
-		clear(text)
+		// text is never written again: the string shares its bytes
+		// instead of copying them.
+		ts.text = unsafe.String(unsafe.SliceData(text), len(text))
 	}
 	t := ts.text[:TokenLen]
 	ts.text = ts.text[TokenLen:]

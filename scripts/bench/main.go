@@ -56,6 +56,9 @@ type report struct {
 		HangTimeout  int     `json:"hang_timeout_seconds"`
 	} `json:"settings"`
 	Results []result `json:"results"`
+	// Ratios are the comparisons between scenarios, per round and their
+	// median (compare.go).
+	Ratios []ratioSummary `json:"ratios,omitempty"`
 }
 
 func main() {
@@ -70,6 +73,7 @@ func main() {
 		s         settings
 		scenarios string
 		out       string
+		rounds    int
 		env       = envFlag{}
 	)
 	flag.StringVar(&s.bin, "broker", "", "broker binary to run (default: build ./module into a temporary directory)")
@@ -77,7 +81,7 @@ func main() {
 	flag.IntVar(&s.size, "size", 1024, "bytes per event, as published")
 	flag.IntVar(&s.publishers, "publishers", 6, "concurrent publishers (closed loop) in a-e")
 	flag.DurationVar(&s.duration, "duration", 10*time.Second, "publishing time of a, b and f")
-	flag.Int64Var(&s.events, "events", 0, "events to publish in a and b instead of publishing for -duration, and in g (default 100,000)")
+	flag.Int64Var(&s.events, "events", 0, "events to publish in a and b instead of publishing for -duration, and in g (default 400,000)")
 	flag.Int64Var(&s.fanoutEvents, "fanout-events", 100000, "events to publish in c and d (each delivered to 10 subscriptions); both run with broker__maxQueuedEvents of this plus 100,000")
 	flag.Float64Var(&s.rate, "rate", 2000, "events per second in f")
 	flag.IntVar(&s.rateWorkers, "rate-workers", 32, "most publish requests in flight in f")
@@ -95,16 +99,17 @@ func main() {
 	flag.IntVar(&s.chaos.batch, "chaos-batch", 10, "maxEventsPerBatch of h's batched subscriptions")
 	flag.Uint64Var(&s.chaos.seed, "seed", 1, "seed of h's fault draws")
 	flag.IntVar(&s.consoleRounds, "console-rounds", 2, "how many times i runs b's flow without, then with, the console open")
+	flag.IntVar(&rounds, "rounds", 1, "run the scenarios this many times over, in turn; the ratios between them (a/ar, b/br, g/b) are reported for each round and as their median")
 	flag.Var(env, "env", "extra broker environment KEY=VALUE for every scenario (repeatable), e.g. -env GOGC=200")
 	flag.Parse()
 	s.env = env
-	if err := run(&s, scenarios, out); err != nil {
+	if err := run(&s, scenarios, out, rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(s *settings, scenarios, out string) error {
+func run(s *settings, scenarios, out string, rounds int) error {
 	switch {
 	case s.publishers < 1, s.rateWorkers < 1:
 		return fmt.Errorf("-publishers and -rate-workers must be at least 1")
@@ -114,8 +119,8 @@ func run(s *settings, scenarios, out string) error {
 		return fmt.Errorf("-duration must be positive")
 	case s.chaos.events < 1, s.chaos.subs < 1, s.chaos.batch < 1:
 		return fmt.Errorf("-chaos-events, -chaos-subs and -chaos-batch must be positive")
-	case s.consoleRounds < 1:
-		return fmt.Errorf("-console-rounds must be at least 1")
+	case s.consoleRounds < 1, rounds < 1:
+		return fmt.Errorf("-console-rounds and -rounds must be at least 1")
 	}
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("the broker's CPU and memory are read from /proc: Linux only")
@@ -156,24 +161,41 @@ func run(s *settings, scenarios, out string) error {
 			return fmt.Errorf("unknown scenario %q (want a-i, ar or br)", name)
 		}
 	}
-	var c9 float64 // subscriptions 1-9 in c, for d
-	for _, name := range names {
-		if name == "h" {
-			rep.Results = append(rep.Results, s.scenarioH()...)
-			continue
+	var ratios []map[string]float64
+	for round := 1; round <= rounds; round++ {
+		var results []result
+		var c9 float64 // subscriptions 1-9 in c, for d
+		for _, name := range names {
+			if rounds > 1 {
+				fmt.Fprintf(os.Stderr, "round %d of %d: ", round, rounds)
+			}
+			switch name {
+			case "h":
+				results = append(results, s.scenarioH()...)
+			case "i":
+				results = append(results, s.scenarioI()...)
+			default:
+				r := s.scenario(name, c9)
+				if name == "c" {
+					c9, _ = r.Details["subscriptions_1_to_9_events_per_second"].(float64)
+				}
+				results = append(results, r)
+			}
 		}
-		if name == "i" {
-			rep.Results = append(rep.Results, s.scenarioI()...)
-			continue
+		ratios = append(ratios, compare(results))
+		if rounds > 1 {
+			for i := range results {
+				results[i].detail("round", round)
+			}
 		}
-		r := s.scenario(name, c9)
-		if name == "c" {
-			c9, _ = r.Details["subscriptions_1_to_9_events_per_second"].(float64)
-		}
-		rep.Results = append(rep.Results, r)
+		rep.Results = append(rep.Results, results...)
 	}
-	compareRelay(rep.Results)
+	rep.Ratios = summarizeRatios(ratios)
 	printTable(os.Stdout, rep.Results)
+	if len(rep.Ratios) > 0 {
+		fmt.Println()
+		printRatios(os.Stdout, rep.Ratios)
+	}
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err

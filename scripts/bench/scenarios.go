@@ -250,30 +250,6 @@ func (s *settings) scenarioBR() (result, error) {
 		subs: 1, hang: -1, publishBatch: 100, deliveryBatch: 50, total: amount(s.events, 100), measure: []int{0}, relay: true})
 }
 
-// compareRelay judges the broker's a and b against the relay's ar and br
-// of the same run: the broker should reach 0.9 times the relay.
-func compareRelay(results []result) {
-	find := func(name string) *result {
-		for i := range results {
-			if results[i].Scenario == name && results[i].Error == "" && results[i].EventsPerSecond > 0 {
-				return &results[i]
-			}
-		}
-		return nil
-	}
-	for _, pair := range [][2]string{{"a", "ar"}, {"b", "br"}} {
-		broker, relay := find(pair[0]), find(pair[1])
-		if broker == nil || relay == nil {
-			continue
-		}
-		ratio := broker.EventsPerSecond / relay.EventsPerSecond
-		relay.detail("broker_vs_relay", ratio)
-		relay.note("broker (%s) %.0f events/s = %.2fx this relay; broker CPU %.4f s vs relay %.4f s per 1,000 events",
-			pair[0], broker.EventsPerSecond, ratio, broker.CPUPer1000, relay.CPUPer1000)
-		relay.judge(fmt.Sprintf("%s >= 0.9x relay", pair[0]), ratio >= 0.9)
-	}
-}
-
 func (s *settings) scenarioB() (result, error) {
 	r, err := s.runFlow(flow{name: "b", title: "100-event publish, delivery batches of 50, 1 subscription",
 		subs: 1, hang: -1, publishBatch: 100, deliveryBatch: 50, total: amount(s.events, 100), measure: []int{0}})

@@ -14,11 +14,12 @@ import (
 // it waits for is draining: the subscriptions whose share it does not fit,
 // or the broker when its own bounds are what is full, had a delivery taken
 // by their subscriber within the last Wait.Hold (Hold.Delivered: a push
-// delivery done, a queue event acknowledged). Each delivery taken wakes the
-// held requests, which try again. So under saturation a publisher waits for
-// the room its events need, as it would behind a relay, instead of costing
-// the broker a request, read and decoded, per refusal and retry; and a
-// dead subscriber, which takes nothing, still gets its refusal at once.
+// delivery done, a queue event acknowledged). A delivery taken that leaves
+// a part of the bounds free wakes the held requests, which try again. So
+// under saturation a publisher waits for the room its events need, as it
+// would behind a relay, instead of costing the broker a request, read and
+// decoded, per refusal and retry; and a dead subscriber, which takes
+// nothing, still gets its refusal at once.
 
 // Wait says how a request that does not fit now waits for room.
 type Wait struct {
@@ -77,8 +78,33 @@ func (h *Hold) Delivered(share *Share, bytes int64, now time.Time) {
 		share.drained.Store(at)
 	}
 	h.b.drained.Store(at)
-	h.b.room.notify()
+	if h.b.roomAfter(share) {
+		h.b.room.notify()
+	}
 }
+
+// roomAfter reports whether, after a delivery taken from share (nil:
+// none), a part of the share's bounds and of the broker's is free
+// (wakeMargin): whether waking the held requests is worth it. Deliveries
+// are given back one at a time, an acknowledge of a hundred events in a
+// quick loop; a held request of a hundred events woken after each one
+// tried again in vain up to a hundred times, each time a goroutine woken
+// and parked again. A held request a delivery does not wake is woken by a
+// later one, once the margin is free, or by its recheck.
+func (b *Budget) roomAfter(share *Share) bool {
+	l := &b.limits
+	if share != nil && (l.EventsPerSubscription-share.events.Load() < wakeMargin(l.EventsPerSubscription) ||
+		l.BytesPerSubscription-share.bytes.Load() < wakeMargin(l.BytesPerSubscription)) {
+		return false
+	}
+	return l.Events-b.events.Load() >= wakeMargin(l.Events) && l.Bytes-b.bytes.Load() >= wakeMargin(l.Bytes)
+}
+
+// wakeMargin is the free part of a bound of limit that wakes the requests
+// held for room: 1/64 of it (390 events of the default 25,000 a
+// subscription), and at least 1, so that small bounds wake on every
+// delivery.
+func wakeMargin(limit int64) int64 { return max(limit/64, 1) }
 
 // Waiting returns how many requests are held for room now.
 func (b *Budget) Waiting() int { return int(b.room.waiting.Load()) }

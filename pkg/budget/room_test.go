@@ -128,6 +128,49 @@ func TestReserveWithin_HeldUntilDelivered(t *testing.T) {
 	}
 }
 
+// TestReserveWithin_WokenOnceAMarginIsFree: with bounds of 128 and more,
+// a delivery wakes the held requests only once 1/64 of the bounds is free,
+// so that a hundred deliveries given back in a row do not wake them a
+// hundred times; the request is accepted then, with no recheck (the clock
+// does not move).
+func TestReserveWithin_WokenOnceAMarginIsFree(t *testing.T) {
+	l := budget.Limits{Events: 1280, Bytes: 1 << 20, EventsPerSubscription: 640, BytesPerSubscription: 1 << 19}
+	b, clock := budget.New(l), fakeclock.New()
+	share := new(budget.Share)
+	full, err := b.Reserve(640, 6400, time.Time{}, []budget.Claim{{Sub: sub("a"), Share: share, Events: 640, Bytes: 6400}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.Delivered(share, 10, clock.Now()) // the share is draining
+	if _, err := b.Reserve(1, 10, time.Time{}, []budget.Claim{{Sub: sub("a"), Share: share, Events: 1, Bytes: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.ReserveWithin(context.Background(), budget.Wait{Hold: time.Hour, Clock: clock}, 2, 20, time.Time{},
+			[]budget.Claim{{Sub: sub("a"), Share: share, Events: 2, Bytes: 20}})
+		done <- err
+	}()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if b.Waiting() != 1 || len(clock.Armed()) != 1 {
+			return fmt.Errorf("%d held, %d rechecks armed; want 1 and 1", b.Waiting(), len(clock.Armed()))
+		}
+		return nil
+	})
+	for range 9 { // 9 of the 10 events of the margin free: room for the request, but not woken for it
+		full.Delivered(share, 10, clock.Now())
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("held request answered (%v) before a margin was free", err)
+	default:
+	}
+	full.Delivered(share, 10, clock.Now())
+	if err := result(t, done); err != nil {
+		t.Fatalf("held request: %v; want it accepted once a margin was free", err)
+	}
+}
+
 // TestReserveWithin_RefusedAtOnce: a request waits only for what may make
 // room within the hold: behind a subscriber that never took a delivery, or
 // not for as long as the hold, behind one subscriber of two that takes

@@ -213,6 +213,9 @@ func (s *Server) settle(kind string) echo.HandlerFunc {
 // decodeLockTokens reads a settlement's body, {"lockTokens": ["…"]}: 400
 // naming the field for anything else, a member named twice included.
 func decodeLockTokens(body []byte) ([]string, error) {
+	if tokens, ok := plainLockTokens(body); ok {
+		return tokens, nil
+	}
 	if _, err := rawjson.ValidStrict(body); err != nil {
 		var se *rawjson.StrictError
 		if errors.As(err, &se) && se.Kind == rawjson.DuplicateName {
@@ -238,6 +241,84 @@ func decodeLockTokens(body []byte) ([]string, error) {
 	}
 	return tokens, nil
 }
+
+// plainLockTokens reads a settlement's body of the usual form, the one
+// every client sends: {"lockTokens": ["…", …]}, one member, spelt so, with
+// at most maxLockTokens tokens of URL-safe base64 letters (as every lock
+// token this broker makes), whitespace between the parts. ok is false for
+// anything else, which decodeLockTokens then reads the long way: a body
+// of this form is valid JSON, so the strict validation and the member's
+// lookup would find what the scan does. The tokens are cut from one copy
+// of the body.
+func plainLockTokens(body []byte) (tokens []string, ok bool) {
+	const member = `"lockTokens"`
+	i := skipJSONSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return nil, false
+	}
+	i = skipJSONSpace(body, i+1)
+	if !bytes.HasPrefix(body[i:], []byte(member)) {
+		return nil, false
+	}
+	i = skipJSONSpace(body, i+len(member))
+	if i >= len(body) || body[i] != ':' {
+		return nil, false
+	}
+	i = skipJSONSpace(body, i+1)
+	if i >= len(body) || body[i] != '[' {
+		return nil, false
+	}
+	var text string
+	for {
+		i = skipJSONSpace(body, i+1) // past '[' or ','
+		if i >= len(body) || body[i] != '"' {
+			return nil, false // an empty array, or not a string: the long way says which
+		}
+		end := i + 1
+		for end < len(body) && tokenLetters[body[end]] {
+			end++
+		}
+		if end == i+1 || end >= len(body) || body[end] != '"' || len(tokens) == maxLockTokens {
+			return nil, false
+		}
+		if text == "" {
+			text = string(body)
+			tokens = make([]string, 0, min(100, maxLockTokens))
+		}
+		tokens = append(tokens, text[i+1:end])
+		i = skipJSONSpace(body, end+1)
+		if i < len(body) && body[i] == ',' {
+			continue
+		}
+		if i >= len(body) || body[i] != ']' {
+			return nil, false
+		}
+		break
+	}
+	i = skipJSONSpace(body, i+1)
+	if i >= len(body) || body[i] != '}' || skipJSONSpace(body, i+1) != len(body) {
+		return nil, false
+	}
+	return tokens, true
+}
+
+// skipJSONSpace returns the index of the first byte of b from i on that
+// is not JSON whitespace.
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// tokenLetters says which bytes are letters of URL-safe base64: a table,
+// as a token's 22 letters are checked for every one acknowledged.
+var tokenLetters = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") {
+		t[c] = true
+	}
+	return t
+}()
 
 // lockTokens reads the lockTokens member of obj, a strictly valid JSON
 // object, as encoding/json would into a []string: the member is matched

@@ -90,3 +90,75 @@ func equalHeaders(a, b http.Header) bool {
 	}
 	return true
 }
+
+// FuzzPlainLockTokens: a body the scan of the usual form reads is read
+// the same the long way (strict validation, then the member), with no
+// error; the scan declines what it does not read.
+func FuzzPlainLockTokens(f *testing.F) {
+	for _, s := range []string{
+		`{"lockTokens":["a","b"]}`, ` { "lockTokens" : [ "Ab-_9" ,"x"] } `, "{\"lockTokens\":[\"a\"]}\n",
+		`{"lockTokens":[]}`, `{"lockTokens":["a"],"lockTokens":["b"]}`, `{"lockTokens":["a\"b"]}`,
+		`{"lockTokens":["a",]}`, `{"lockTokens":["a"]`, `{"LockTokens":["a"]}`, `{"lockTokens":["a"]}x`,
+		`{"lockTokens":["é"]}`, `{"lockTokens":[""]}`, `{"lockTokens":null}`, `{"lockTokens":["a" "b"]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, ok := plainLockTokens(body)
+		if !ok {
+			return
+		}
+		if _, err := rawjson.ValidStrict(body); err != nil {
+			t.Fatalf("%q: read as %q, but not valid: %v", body, got, err)
+		}
+		want, wok := lockTokens(body)
+		if !wok || len(want) == 0 || len(want) > maxLockTokens || !slices.Equal(got, want) {
+			t.Fatalf("%q: scan %q, the long way %q (ok %v)", body, got, want, wok)
+		}
+	})
+}
+
+// TestPlainLockTokens: the bodies clients send take the scan, spaced as
+// encoding/json, Python's json.dumps or a person writes them; so many
+// tokens that the long way must name the bound do not.
+func TestPlainLockTokens(t *testing.T) {
+	for _, body := range []string{
+		`{"lockTokens":["AAAAAAAAAAAAAAAAAAAAAA","b-_9"]}`,
+		`{"lockTokens": ["AAAAAAAAAAAAAAAAAAAAAA", "b-_9"]}`,
+		"{\n  \"lockTokens\": [\n    \"AAAAAAAAAAAAAAAAAAAAAA\",\n    \"b-_9\"\n  ]\n}\n",
+	} {
+		got, ok := plainLockTokens([]byte(body))
+		if !ok || !slices.Equal(got, []string{"AAAAAAAAAAAAAAAAAAAAAA", "b-_9"}) {
+			t.Errorf("%q: %q, %v", body, got, ok)
+		}
+	}
+	many := `{"lockTokens":["a"` + strings.Repeat(`,"a"`, maxLockTokens) + `]}`
+	if _, ok := plainLockTokens([]byte(many)); ok {
+		t.Errorf("%d tokens read by the scan", maxLockTokens+1)
+	}
+	if _, err := decodeLockTokens([]byte(many)); err == nil {
+		t.Errorf("%d tokens accepted", maxLockTokens+1)
+	}
+}
+
+// BenchmarkPlainLockTokens: an acknowledge's body of 100 tokens, read by
+// the scan.
+func BenchmarkPlainLockTokens(b *testing.B) {
+	body := []byte(`{"lockTokens":["` + strings.Repeat(`AAAAAAAAAAAAAAAAAAAAAA","`, 99) + `AAAAAAAAAAAAAAAAAAAAAA"]}`)
+	for b.Loop() {
+		if _, ok := plainLockTokens(body); !ok {
+			b.Fatal("not read")
+		}
+	}
+}
+
+// BenchmarkDecodeLockTokens_LongWay: the same body with escapes in its
+// name, which the scan leaves to the strict validation and the lookup.
+func BenchmarkDecodeLockTokens_LongWay(b *testing.B) {
+	body := []byte(`{"lock\u0054okens":["` + strings.Repeat(`AAAAAAAAAAAAAAAAAAAAAA","`, 99) + `AAAAAAAAAAAAAAAAAAAAAA"]}`)
+	for b.Loop() {
+		if tokens, err := decodeLockTokens(body); err != nil || len(tokens) != 100 {
+			b.Fatal(len(tokens), err)
+		}
+	}
+}

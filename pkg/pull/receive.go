@@ -11,6 +11,9 @@ import (
 func (q *queue) takeLocked(now time.Time, max int, out []Received, fx *effects) []Received {
 	lock := q.lockDuration()
 	var tokens tokenSource
+	if out == nil && q.nAvail > 0 {
+		out = make([]Received, 0, min(max, q.nAvail)) // not grown from one, seven times for a hundred
+	}
 	for len(out) < max && q.head != nil {
 		e := q.head
 		q.unlinkLocked(e)

@@ -132,7 +132,7 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 	// The fixed headers are set by their canonical names, as Header.Set
 	// would set them, without canonicalising them anew for every request,
 	// and their values share one array: one allocation, not one each.
-	vals := make([]string, 0, 6)
+	vals := make([]string, 0, 7)
 	set := func(k, v string) {
 		vals = append(vals, v)
 		h[k] = vals[len(vals)-1 : len(vals) : len(vals)]
@@ -159,7 +159,9 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 	if len(dst.SigningSecrets) > 0 {
 		sign(h, dst.SigningSecrets, sub.UID, body, time.Now())
 	}
-	s.setUserAgent(h)
+	if s.userAgent != "" {
+		set("User-Agent", s.userAgent)
+	}
 	resp, err := s.roundTrip(req)
 	if err != nil {
 		return RequestError(ctx, name, err)

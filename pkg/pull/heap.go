@@ -197,3 +197,125 @@ func (x *ttlIndex) first() *entry {
 
 // reset empties the index; its entries' places are left as they are.
 func (x *ttlIndex) reset() { *x = newTTLIndex() }
+
+// lockIndex orders a queue's locked entries by the end of their lock. A
+// receive locks its events for the subscription's lock duration from now,
+// and a renewal from now too, so locks mostly end in the order they are
+// taken: those go to a list in that order, where adding one, taking the
+// first and settling one cost O(1); the others (taken after the lock
+// duration was shortened) go to a heap. In the heap alone, settling an
+// event took a walk through it, a few percent of pull delivery's CPU.
+//
+// Settling, expiring or renewing a lock leaves its place in the list
+// behind: a place counts only while its entry is in the list (lockIdx
+// inOrder) under the same lock (lockSeq). Places that no longer count are
+// dropped when they reach the front, and the list is compacted once they
+// outnumber the live ones, so that a lock held long at the front (by a
+// consumer that never settles) does not keep every later place.
+type lockIndex struct {
+	order []lockPlace // order[head:], by lock end
+	head  int
+	live  int       // entries in the list
+	last  time.Time // the latest lock end that joined the list
+	rest  timeHeap  // by lockUntil
+}
+
+// lockPlace is an entry's place in a lockIndex's list, under its lock of
+// number seq.
+type lockPlace struct {
+	e   *entry
+	seq uint32
+}
+
+func (p lockPlace) counts() bool { return p.e.lockIdx == inOrder && p.e.lockSeq == p.seq }
+
+func newLockIndex() lockIndex { return lockIndex{rest: timeHeap{key: byLockUntil}} }
+
+// Len returns how many entries the index holds.
+func (x *lockIndex) Len() int { return x.live + x.rest.Len() }
+
+// add adds e, just locked until e.lockUntil.
+func (x *lockIndex) add(e *entry) {
+	if x.live > 0 && e.lockUntil.Before(x.last) {
+		x.rest.add(e)
+		return
+	}
+	e.lockIdx = inOrder
+	e.lockSeq++
+	x.order = append(x.order, lockPlace{e: e, seq: e.lockSeq})
+	x.live++
+	x.last = e.lockUntil
+}
+
+// remove takes e out, its lock settled or expired.
+func (x *lockIndex) remove(e *entry) {
+	switch {
+	case e.lockIdx == inOrder:
+		e.lockIdx = -1
+		x.live--
+		x.trim()
+	case e.lockIdx >= 0:
+		x.rest.remove(e)
+	}
+}
+
+// fix restores the order after e's lock end changed: a renewal.
+func (x *lockIndex) fix(e *entry) {
+	if e.lockIdx >= 0 {
+		x.rest.fix(e)
+		return
+	}
+	x.remove(e) // its place no longer counts; it joins again at its new end
+	x.add(e)
+}
+
+// trim drops the places at the front that no longer count, and compacts
+// the list when most of it no longer does.
+func (x *lockIndex) trim() {
+	for x.head < len(x.order) && !x.order[x.head].counts() {
+		x.order[x.head] = lockPlace{}
+		x.head++
+	}
+	if x.head == len(x.order) {
+		x.order, x.head = x.order[:0], 0
+		return
+	}
+	if n := len(x.order) - x.head; n >= 1024 && n > 2*x.live {
+		kept := x.order[:0]
+		for _, p := range x.order[x.head:] {
+			if p.counts() {
+				kept = append(kept, p)
+			}
+		}
+		clear(x.order[len(kept):])
+		x.order, x.head = kept, 0
+	}
+}
+
+// first returns the entry whose lock ends first, or nil. The list's front
+// always counts while the list has entries: only remove makes it stop
+// counting, and remove trims.
+func (x *lockIndex) first() *entry {
+	e := x.rest.first()
+	if x.live > 0 {
+		if f := x.order[x.head].e; e == nil || f.lockUntil.Before(e.lockUntil) {
+			return f
+		}
+	}
+	return e
+}
+
+// each calls fn on every entry of the index.
+func (x *lockIndex) each(fn func(*entry)) {
+	for _, p := range x.order[x.head:] {
+		if p.counts() {
+			fn(p.e)
+		}
+	}
+	for _, it := range x.rest.items {
+		fn(it.e)
+	}
+}
+
+// reset empties the index; its entries' places are left as they are.
+func (x *lockIndex) reset() { *x = newLockIndex() }

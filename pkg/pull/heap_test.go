@@ -146,3 +146,83 @@ func TestTTLIndex_NoPlacesLeftBehind(t *testing.T) {
 		t.Errorf("the list holds %d places for no event", n)
 	}
 }
+
+// TestLockIndex_FirstIsEarliest: through random locks (mostly ending in
+// the order taken, some earlier, as after the lock duration was
+// shortened, some at the same instant), settlements from anywhere,
+// renewals and entries locked again, first is always an entry whose lock
+// ends first, each visits every locked entry once, and the list keeps
+// few places beyond its entries, even behind a lock that is never settled.
+func TestLockIndex_FirstIsEarliest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	x := newLockIndex()
+	stuck := &entry{lockUntil: t0, lockIdx: -1, delayIdx: -1, ttlIdx: -1}
+	x.add(stuck) // held at the front throughout
+	in := []*entry{stuck}
+	var out []*entry
+	clock := 0
+	for step := range 50000 {
+		switch op := rng.IntN(20); {
+		case op < 7 || len(in) == 1: // locked: a new event, or one received again
+			clock += rng.IntN(2)
+			var e *entry
+			if len(out) > 0 && op < 3 {
+				k := rng.IntN(len(out))
+				e = out[k]
+				out = append(out[:k], out[k+1:]...)
+			} else {
+				e = &entry{lockIdx: -1, delayIdx: -1, ttlIdx: -1}
+			}
+			behind := []int{0, 0, 0, 0, 0, 0, 5, 500}[rng.IntN(8)]
+			e.lockUntil = t0.Add(time.Duration(1000+clock-behind) * time.Millisecond)
+			x.add(e)
+			in = append(in, e)
+		case op < 9: // renewed to end later, or at the same time
+			k := 1 + rng.IntN(len(in)-1)
+			in[k].lockUntil = in[k].lockUntil.Add(time.Duration(rng.IntN(2)) * time.Second)
+			x.fix(in[k])
+		case op < 13: // the first lock ends
+			e := x.first()
+			if e == stuck {
+				continue
+			}
+			x.remove(e)
+			in = slices.Delete(in, slices.Index(in, e), slices.Index(in, e)+1)
+			out = append(out, e)
+		default: // settled from anywhere
+			k := 1 + rng.IntN(len(in)-1)
+			e := in[k]
+			x.remove(e)
+			in = append(in[:k], in[k+1:]...)
+			out = append(out, e)
+		}
+		want := in[0]
+		for _, e := range in {
+			if e.lockUntil.Before(want.lockUntil) {
+				want = e
+			}
+		}
+		if got := x.first(); got == nil || !got.lockUntil.Equal(want.lockUntil) || !slices.Contains(in, got) {
+			t.Fatalf("step %d: first = %v, want one ending at %v", step, got, want.lockUntil)
+		}
+		if x.Len() != len(in) {
+			t.Fatalf("step %d: Len %d, %d locked", step, x.Len(), len(in))
+		}
+		if step%97 == 0 {
+			seen := map[*entry]int{}
+			x.each(func(e *entry) { seen[e]++ })
+			if len(seen) != len(in) {
+				t.Fatalf("step %d: each visited %d entries, %d locked", step, len(seen), len(in))
+			}
+			for e, n := range seen {
+				if n != 1 || !slices.Contains(in, e) {
+					t.Fatalf("step %d: each visited an entry %d times (locked: %v)", step, n, slices.Contains(in, e))
+				}
+			}
+		}
+		if n := len(x.order) - x.head; n > 2*x.live+1024 {
+			t.Fatalf("step %d: the list keeps %d places for %d entries", step, n, x.live)
+		}
+	}
+}

@@ -186,9 +186,7 @@ func (s *Store) lookup(sub *eventgrid.EventSubscription) *queue {
 // then available ones, so that a peek lists the events of one request
 // (accepted at the same time) roughly in the order they were in it.
 func (q *queue) eachLocked(fn func(*entry)) {
-	for _, it := range q.locks.items {
-		fn(it.e)
-	}
+	q.locks.each(fn)
 	for _, it := range q.delays.items {
 		fn(it.e)
 	}

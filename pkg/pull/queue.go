@@ -52,6 +52,7 @@ type entry struct {
 	count     int       // deliveries so far
 	state     state
 	outcome   outcome // how the last receive ended
+	lockSeq   uint32  // the number of its lock (lockIndex)
 
 	token     string
 	lockedAt  time.Time
@@ -78,7 +79,7 @@ type queue struct {
 	tail    *entry
 	nAvail  int
 	tokens  map[string]*entry
-	locks   timeHeap  // by lockUntil
+	locks   lockIndex // by lockUntil
 	delays  timeHeap  // by readyAt
 	ttl     ttlIndex  // by expires; available and delayed entries only
 	waiting list.List // of *waiter: receives waiting for events, oldest first
@@ -99,7 +100,7 @@ func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
 		tokens: map[string]*entry{},
 		rec:    s.opts.Board.Sub(sub),
 	}
-	q.locks = timeHeap{key: byLockUntil}
+	q.locks = newLockIndex()
 	q.delays = timeHeap{key: byReadyAt}
 	q.ttl = newTTLIndex()
 	return q
@@ -224,14 +225,14 @@ func (q *queue) close(reason string) {
 	for e := q.head; e != nil; e = e.next {
 		q.release(e)
 	}
-	for _, h := range []*timeHeap{&q.locks, &q.delays} {
-		for _, it := range h.items {
-			q.release(it.e)
-		}
+	q.locks.each(q.release)
+	for _, it := range q.delays.items {
+		q.release(it.e)
 	}
 	q.head, q.tail, q.nAvail = nil, nil, 0
 	q.tokens = map[string]*entry{}
-	q.locks.items, q.delays.items = nil, nil
+	q.locks.reset()
+	q.delays.items = nil
 	q.ttl.reset()
 	q.wakeAllLocked()
 	sub := q.sub

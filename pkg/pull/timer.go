@@ -42,12 +42,11 @@ func (q *queue) expireLocked(now time.Time, fx *effects) {
 // armLocked sets the queue's timer for its next due time.
 func (q *queue) armLocked(now time.Time) {
 	var next time.Time
-	for _, h := range []*timeHeap{&q.locks, &q.delays} {
-		if e := h.first(); e != nil {
-			if t := h.at(e); next.IsZero() || t.Before(next) {
-				next = t
-			}
-		}
+	if e := q.locks.first(); e != nil {
+		next = e.lockUntil
+	}
+	if e := q.delays.first(); e != nil && (next.IsZero() || e.readyAt.Before(next)) {
+		next = e.readyAt
 	}
 	if e := q.ttl.first(); e != nil && (next.IsZero() || e.expires.Before(next)) {
 		next = e.expires

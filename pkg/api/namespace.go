@@ -335,19 +335,10 @@ func lockTokens(obj []byte) (tokens []string, ok bool) {
 	}
 	ok = true
 	tokens = make([]string, 0, 100)
-	// The tokens are cut from one copy of the array, one allocation for
-	// the request instead of one a token; only a token written with
-	// escapes is unquoted on its own.
-	text := string(v)
 	rawjson.ArrayEach(v, func(_ int, e []byte) bool {
 		var t string
 		switch rawjson.KindOf(e) {
 		case rawjson.String:
-			if bytes.IndexByte(e, '\\') < 0 {
-				at := cap(v) - cap(e) // e is v[at:at+len(e)]
-				t = text[at+1 : at+len(e)-1]
-				break
-			}
 			t, ok = rawjson.Unquote(e)
 		case rawjson.Null:
 		default:

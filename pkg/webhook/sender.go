@@ -43,6 +43,7 @@ type Options struct {
 // concurrent use and reuses connections (keep-alive) across batches.
 type Sender struct {
 	client    *http.Client
+	conns     *conns
 	userAgent string
 	interop   InteropOptions
 	limits    limits
@@ -53,13 +54,21 @@ var _ delivery.Sender = (*Sender)(nil)
 
 // New returns a Sender.
 func New(o Options) *Sender {
+	maxConns := o.MaxConnsPerHost
+	if maxConns <= 0 {
+		maxConns = 100
+	}
 	return &Sender{
 		client:    NewHTTPClient(o.TLSConfig, o.DialTLSContext, o.MaxConnsPerHost),
+		conns:     newConns(dialer.DialContext, o.DialTLSContext, o.TLSConfig, maxConns),
 		userAgent: o.UserAgent,
 		interop:   o.Interop.withDefaults(),
 		limits:    limits{m: map[string]*limit{}},
 	}
 }
+
+// dialer dials the connections of deliveries.
+var dialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 
 // NewHTTPClient returns the client outbound deliveries use: keep-alive
 // connections, at most maxConnsPerHost to one host, TLS by tlsConfig or
@@ -73,7 +82,7 @@ func NewHTTPClient(tlsConfig *tls.Config, dialTLS func(ctx context.Context, netw
 	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			DialContext:           dialer.DialContext,
 			TLSClientConfig:       tlsConfig,
 			DialTLSContext:        dialTLS,
 			TLSHandshakeTimeout:   15 * time.Second,
@@ -117,15 +126,11 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 		}
 	}
 	name := senderName(dst.EndpointType)
-	req, err := s.newRequest(ctx, dst.EndpointURL, body.reader())
+	ep, err := s.endpoints.get(dst.EndpointURL)
 	if err != nil {
 		return &Error{Sender: name, Err: errors.New("cannot build the request for the destination URL")}
 	}
-	// GetBody lets the transport replay the request on a fresh connection
-	// when a kept-alive one turns out to be closed before anything was sent.
-	req.GetBody = body.getBody
-	req.ContentLength = body.size
-	h := req.Header
+	h := make(http.Header, 8)
 	for k, v := range p.header {
 		h[k] = v
 	}
@@ -162,11 +167,31 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 	if s.userAgent != "" {
 		set("User-Agent", s.userAgent)
 	}
-	resp, err := s.roundTrip(req)
+	var resp *http.Response
+	if ep.direct {
+		resp, err = s.conns.do(ctx, ep, h, body)
+		resp, err = answer(ep.u, resp, err)
+	} else {
+		resp, err = s.send(ctx, ep, h, body)
+	}
 	if err != nil {
 		return RequestError(ctx, name, err)
 	}
 	return CheckResponse(name, resp, func(status int) bool { return status >= 200 && status <= 204 }, time.Now())
+}
+
+// send sends a request through the http.Client.
+func (s *Sender) send(ctx context.Context, ep *endpoint, h http.Header, body *body) (*http.Response, error) {
+	req, err := newRequest(ctx, ep, body.reader())
+	if err != nil {
+		return nil, err
+	}
+	// GetBody lets the transport replay the request on a fresh connection
+	// when a kept-alive one turns out to be closed before anything was sent.
+	req.GetBody = body.getBody
+	req.ContentLength = body.size
+	req.Header = h
+	return s.roundTrip(req)
 }
 
 // senderName is how a destination kind names itself in its errors:

@@ -388,3 +388,45 @@ func TestConns_AnswerBeforeTheBodyIsRead(t *testing.T) {
 		t.Fatalf("got %v, want 413", err)
 	}
 }
+
+func TestConns_NothingLeaksUnderFaults(t *testing.T) {
+	// Many requests at once, of which the endpoint drops some, answers
+	// some late (past their timeout) and fails some: at the end every
+	// connection still counted is idle, none is lost from the count.
+	var n atomic.Int64
+	srv := newCounted(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch n.Add(1) % 5 {
+		case 1:
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				c.Close()
+			}
+		case 2:
+			select {
+			case <-r.Context().Done():
+			case <-time.After(time.Second):
+			}
+		case 3:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	s := New(Options{MaxConnsPerHost: 4})
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for range 25 {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				_ = s.Send(ctx, oneEvent(srv.URL))
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	s.conns.mu.Lock()
+	defer s.conns.mu.Unlock()
+	for _, h := range s.conns.hosts {
+		if h.open != len(h.idle) || len(h.waiting) != 0 || h.open > 4 {
+			t.Errorf("%s: %d open, %d idle, %d waiting", h.key, h.open, len(h.idle), len(h.waiting))
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -428,5 +429,95 @@ func TestConns_NothingLeaksUnderFaults(t *testing.T) {
 		if h.open != len(h.idle) || len(h.waiting) != 0 || h.open > 4 {
 			t.Errorf("%s: %d open, %d idle, %d waiting", h.key, h.open, len(h.idle), len(h.waiting))
 		}
+	}
+}
+
+// rawEndpoint answers every request with answer, written as it is, and
+// counts the connections it accepts.
+func rawEndpoint(t *testing.T, answer string) (url string, accepted *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted = new(atomic.Int64)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close() // the sender keeps them idle
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					_, _ = io.Copy(io.Discard, req.Body)
+					if _, err := io.WriteString(c, answer); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	return "http://" + ln.Addr().String() + "/", accepted
+}
+
+func TestConns_OddAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name, answer string
+		err          string // in the error; "" for a success
+		reused       bool
+	}{
+		{"HTTP10WithoutKeepAlive", "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", "", false},
+		{"HTTP10KeepAlive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", "", true},
+		{"NoContent", "HTTP/1.1 204 No Content\r\n\r\n", "", true},
+		{"SwitchingProtocols", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n", "101", false},
+		{"Malformed", "HTTP/1.1 2x0 OK\r\n\r\n", "malformed HTTP status code", false},
+		{"HeaderTooLong", "HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("a", maxHeaderBytes) + "\r\n\r\n", "header is longer", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, accepted := rawEndpoint(t, tc.answer)
+			s := New(Options{})
+			for range 2 {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				err := s.Send(ctx, oneEvent(url))
+				cancel()
+				switch {
+				case tc.err == "" && err != nil:
+					t.Fatal(err)
+				case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+					t.Fatalf("got %v, want an error with %q", err, tc.err)
+				}
+			}
+			want := int64(2)
+			if tc.reused {
+				want = 1
+			}
+			if n := accepted.Load(); n != want {
+				t.Errorf("%d connections for two requests, want %d", n, want)
+			}
+		})
 	}
 }

@@ -29,8 +29,9 @@ import (
 // request's cancellation, the headers sorted to be written) came to about
 // a quarter of the broker's CPU per unbatched event. What is kept of
 // net/http: the answer is read by http.ReadResponse, header names and
-// values are checked as the Transport checks them, and the connections
-// are dialled as its were (the same dialer, the same TLS dialing).
+// values are checked as the Transport checks them, and connections are
+// dialled as the Transport dialled them (the same dialer, the same TLS
+// dialing).
 //
 // Requests go over HTTP/1.1, as the Transport sent them too: it never
 // offered HTTP/2 with a TLS configuration of its caller's.

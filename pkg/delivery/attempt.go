@@ -146,18 +146,14 @@ func (q *queue) takeLocked(now time.Time, b *taken) bool {
 	q.promoteLocked(q.e.nanos(now))
 	maxEvents, maxBytes := q.batchCapsLocked()
 	size := 2 // the array's brackets
-	for len(b.items) < maxEvents {
-		l := q.nextLocked()
-		if l == nil {
-			break
-		}
-		it := l.front()
+	for q.ready.len() > 0 && len(b.items) < maxEvents {
+		it := q.ready.front()
 		if now.Sub(it.s.Accepted) > q.pol.TTL {
-			q.dropLocked(l.pop(), DropExpired, now, b)
+			q.dropLocked(q.ready.pop(), DropExpired, now, b)
 			continue
 		}
 		if int(it.attempts) >= q.pol.MaxAttempts { // the policy was lowered meanwhile
-			q.dropLocked(l.pop(), DropMaxAttempts, now, b)
+			q.dropLocked(q.ready.pop(), DropMaxAttempts, now, b)
 			continue
 		}
 		n := len(it.body)
@@ -168,7 +164,7 @@ func (q *queue) takeLocked(now time.Time, b *taken) bool {
 			size++ // comma
 		}
 		size += n
-		it2 := l.pop()
+		it2 := q.ready.pop()
 		b.DeliveryCount = max(b.DeliveryCount, int(it2.attempts))
 		it2.attempts++
 		b.items = append(b.items, it2)
@@ -199,43 +195,19 @@ func (q *queue) batchCapsLocked() (events, bytes int) {
 // timer serves them) instead of one by one, microseconds apart.
 const promoteSlack = int64(time.Millisecond)
 
-// promoteLocked moves waiting items that are due to the retries, or, for
-// events never tried (held by a probation), to the ready list.
+// promoteLocked moves waiting items that are due to the ready list.
 func (q *queue) promoteLocked(now int64) {
 	now += promoteSlack
 	for i := range q.backoff {
 		l := &q.backoff[i]
 		for l.len() > 0 && l.front().due <= now {
-			q.retries.push(l.pop())
+			q.ready.push(l.pop())
 		}
 	}
 	for q.timed.len() > 0 && q.timed.min().due <= now {
-		if it := q.timed.pop(); it.attempts > 0 {
-			q.retries.push(it)
-		} else {
-			q.ready.push(it)
-		}
+		q.ready.push(q.timed.pop())
 	}
 }
-
-// nextLocked returns the list the next event to send is taken from: the
-// retries that are due, then the events never tried; nil when both are
-// empty. Retries go first because a failing endpoint's slowest events are
-// those that failed most: a retry that waited behind every event published
-// after it would come later than its schedule says, by as long as the
-// backlog takes, and the last of them is when the subscription is done.
-func (q *queue) nextLocked() *deque {
-	switch {
-	case q.retries.len() > 0:
-		return &q.retries
-	case q.ready.len() > 0:
-		return &q.ready
-	}
-	return nil
-}
-
-// readyLen is how many events may be sent now, retries included.
-func (q *queue) readyLen() int { return q.ready.len() + q.retries.len() }
 
 // completeLocked records the outcome of a batch: delivered events leave the
 // queue; failed ones move, each on its own, to the list their retry policy

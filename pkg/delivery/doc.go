@@ -1,13 +1,12 @@
 // Package delivery moves accepted events to their push subscribers. The
 // Engine keeps one queue per event subscription with a ready list and the two
 // back-off lists (1 and 10 minutes by default); workers take batches from
-// the ready list, due retries first, and hand them to a Sender. A failed
-// batch is split back into its events, each of which moves to a back-off
-// list until it is delivered or its retry policy (attempts, time to live)
-// gives up on it: then it goes to the subscription's dead-letter
-// destination, logged as "event dead-lettered", or, without one, is
-// dropped, logged as "event dropped by retry policy" and counted as
-// dropped.
+// the ready list and hand them to a Sender. A failed batch is split back
+// into its events, each of which moves to a back-off list until it is
+// delivered or its retry policy (attempts, time to live) gives up on it:
+// then it goes to the subscription's dead-letter destination, logged as
+// "event dead-lettered", or, without one, is dropped, logged as "event
+// dropped by retry policy" and counted as dropped.
 //
 // # The budget
 //

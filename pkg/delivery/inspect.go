@@ -162,11 +162,7 @@ func (e *Engine) RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool)
 			it.outcome = OutcomeNone
 		}
 		it.due = 0
-		if it.attempts > 0 {
-			q.retries.push(it)
-		} else {
-			q.ready.push(it)
-		}
+		q.ready.push(it)
 		moved++
 	}
 	for i := range q.backoff {
@@ -201,7 +197,6 @@ func (q *queue) eachLocked(fn func(it *item, where string)) {
 	for i := range q.timed.items {
 		fn(&q.timed.items[i], inspect.QueueScheduled)
 	}
-	q.retries.each(func(it *item) { fn(it, inspect.QueueReady) })
 	q.ready.each(func(it *item) { fn(it, inspect.QueueReady) })
 }
 

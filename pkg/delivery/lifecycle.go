@@ -156,7 +156,6 @@ func (q *queue) detach(reason DropReason) *discard {
 		q.releaseItem(&it)
 	}
 	q.ready.clear(release)
-	q.retries.clear(release)
 	q.backoff[0].clear(release)
 	q.backoff[1].clear(release)
 	for q.timed.len() > 0 {

@@ -35,13 +35,10 @@ type queue struct {
 	// by the publish path before the items are pushed (see Enqueue).
 	share budget.Share
 
-	mu    sync.Mutex
-	sub   *eventgrid.EventSubscription
-	pol   Policy
-	ready deque
-	// retries are the events that failed before and are due again: they
-	// go before the ready ones, which were never tried (attempt.go).
-	retries deque
+	mu      sync.Mutex
+	sub     *eventgrid.EventSubscription
+	pol     Policy
+	ready   deque
 	backoff [2]deque
 	timed   heap
 	// inflight requests; ctl sizes how many may count against the
@@ -190,7 +187,7 @@ const failingAfter = 3
 // scheduleLocked puts the queue in line for a worker when it has a batch it
 // may send now: in the slow line when it is unproven, failing or may hang.
 func (q *queue) scheduleLocked() {
-	if q.closed || q.stopped || q.readyLen() == 0 || !q.mayStartLocked() {
+	if q.closed || q.stopped || q.ready.len() == 0 || !q.mayStartLocked() {
 		return
 	}
 	q.e.schedule(q, !q.proven || q.failures >= failingAfter || q.hung())
@@ -252,7 +249,7 @@ func (q *queue) stats() QueueStats {
 	defer q.mu.Unlock()
 	st := QueueStats{
 		Subscription:     q.sub,
-		Ready:            q.readyLen(),
+		Ready:            q.ready.len(),
 		Backoff:          [2]int{q.backoff[0].len(), q.backoff[1].len()},
 		Scheduled:        q.timed.len(),
 		InFlight:         q.inflight,

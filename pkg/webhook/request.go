@@ -50,8 +50,12 @@ func (e *endpoints) get(rawURL string) (*endpoint, error) {
 	if ep.direct = direct(req); ep.direct {
 		ep.tls = req.URL.Scheme == "https"
 		port := req.URL.Port()
-		if port == "" {
-			port = map[bool]string{false: "80", true: "443"}[ep.tls]
+		switch {
+		case port != "":
+		case ep.tls:
+			port = "443"
+		default:
+			port = "80"
 		}
 		ep.addr = net.JoinHostPort(req.URL.Hostname(), port)
 		ep.key = req.URL.Scheme + "://" + ep.addr

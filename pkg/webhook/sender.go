@@ -54,17 +54,22 @@ var _ delivery.Sender = (*Sender)(nil)
 
 // New returns a Sender.
 func New(o Options) *Sender {
-	maxConns := o.MaxConnsPerHost
-	if maxConns <= 0 {
-		maxConns = 100
-	}
 	return &Sender{
 		client:    NewHTTPClient(o.TLSConfig, o.DialTLSContext, o.MaxConnsPerHost),
-		conns:     newConns(dialer.DialContext, o.DialTLSContext, o.TLSConfig, maxConns),
+		conns:     newConns(dialer.DialContext, o.DialTLSContext, o.TLSConfig, perHost(o.MaxConnsPerHost)),
 		userAgent: o.UserAgent,
 		interop:   o.Interop.withDefaults(),
 		limits:    limits{m: map[string]*limit{}},
 	}
+}
+
+// perHost is the bound on connections to one host: n, or 100 when n is
+// not positive.
+func perHost(n int) int {
+	if n <= 0 {
+		return 100
+	}
+	return n
 }
 
 // dialer dials the connections of deliveries.
@@ -76,9 +81,7 @@ var dialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 // failure: docs/design.md#delivery-success-and-retries). The Event Hubs and
 // Service Bus sender uses it too.
 func NewHTTPClient(tlsConfig *tls.Config, dialTLS func(ctx context.Context, network, addr string) (net.Conn, error), maxConnsPerHost int) *http.Client {
-	if maxConnsPerHost <= 0 {
-		maxConnsPerHost = 100
-	}
+	maxConnsPerHost = perHost(maxConnsPerHost)
 	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,

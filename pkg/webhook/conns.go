@@ -162,11 +162,7 @@ func tlsDialer(dial func(ctx context.Context, network, addr string) (net.Conn, e
 // maxPerHost are open, the first one given back or the room to dial one.
 func (cs *conns) get(ctx context.Context, ep *endpoint) (*conn, error) {
 	cs.mu.Lock()
-	h := cs.hosts[ep.key]
-	if h == nil {
-		h = &hostConns{key: ep.key, tls: ep.tls, addr: ep.addr}
-		cs.hosts[ep.key] = h
-	}
+	h := cs.hostLocked(ep)
 	for n := len(h.idle); n > 0; n = len(h.idle) {
 		c := h.idle[n-1]
 		h.idle[n-1] = nil
@@ -177,6 +173,9 @@ func (cs *conns) get(ctx context.Context, ep *endpoint) (*conn, error) {
 		}
 		cs.discard(c)
 		cs.mu.Lock()
+		// The discard may have dropped h, its last connection gone: a
+		// connection counted in a dropped h would never be found again.
+		h = cs.hostLocked(ep)
 	}
 	if h.open < cs.maxPerHost {
 		h.open++
@@ -210,6 +209,17 @@ func (cs *conns) get(ctx context.Context, ep *endpoint) (*conn, error) {
 		cs.release(h)
 	}
 	return nil, ctx.Err()
+}
+
+// hostLocked returns the connections to ep's address, new ones if none is
+// kept. Called with cs.mu held.
+func (cs *conns) hostLocked(ep *endpoint) *hostConns {
+	h := cs.hosts[ep.key]
+	if h == nil {
+		h = &hostConns{key: ep.key, tls: ep.tls, addr: ep.addr}
+		cs.hosts[ep.key] = h
+	}
+	return h
 }
 
 // dialConn dials a connection to h, whose open count has it already.

@@ -121,6 +121,9 @@ func TestConns_IdleClosedByTheEndpoint(t *testing.T) {
 		if n := srv.accepted.Load(); n != int64(i+1) {
 			t.Fatalf("%d connections after %d requests", n, i+1)
 		}
+		if n := s.idleConns(); n != 1 {
+			t.Fatalf("%d idle connections kept after %d requests, want 1: a new one is lost from the pool", n, i+1)
+		}
 	}
 }
 

@@ -117,13 +117,15 @@ func checkFuzzedEvent(t *testing.T, s eventgrid.InputSchema, ev *eventgrid.Event
 		if ev.DataAt > 0 && !schema.HasCanonicalLayout(ev.Body, int(ev.DataAt)) {
 			t.Fatalf("CloudEventOf scans the decoder's body %q (data at %d)", ev.Body, ev.DataAt)
 		}
-		// An id or eventType of white space is kept: valid, if refused at
-		// a CloudEvents topic.
+		// An id or eventType of white space is kept: valid by the
+		// CloudEvents specification, if refused at a CloudEvents topic and
+		// by the Go SDK, which trims both (docs/design.md, "Schema
+		// conversion"). The SDK reads the rest of the event.
 		if _, err := schema.DecodeOne(eventgrid.CloudEventSchemaV1_0, "t1", ce, "", accepted); err != nil &&
 			!strings.Contains(err.Error(), "must not be only white space") {
 			t.Fatalf("converted event %q breaks a CloudEvents rule: %v", ce, err)
 		}
-		mustReadWithSDK(t, ce)
+		mustReadWithSDK(t, withBlankNamed(t, ce))
 	}
 	again, err := schema.DecodeBatch(s, "t1", append(append([]byte("["), ev.Body...), ']'), accepted)
 	if err != nil {
@@ -154,6 +156,22 @@ func checkFuzzedEvent(t *testing.T, s eventgrid.InputSchema, ev *eventgrid.Event
 	if subject, ok := m["subject"]; ok != ev.HasSubject || (ok && subject != ev.Subject) {
 		t.Fatalf("Subject = %q, %v; Body has %v", ev.Subject, ev.HasSubject, subject)
 	}
+}
+
+// withBlankNamed returns the CloudEvent ce with an id or type of only white
+// space replaced by "blank", which the Go SDK would read as missing.
+func withBlankNamed(t *testing.T, ce []byte) []byte {
+	t.Helper()
+	for _, name := range []string{"id", "type"} {
+		v, ok := rawjson.Member(ce, name)
+		var s string
+		if !ok || json.Unmarshal(v, &s) != nil || strings.TrimSpace(s) != "" {
+			continue
+		}
+		rest := without(ce, name)
+		ce = append(rest[:len(rest)-1], `,"`+name+`":"blank"}`...)
+	}
+	return ce
 }
 
 // mustReadWithSDK fails t unless the CloudEvents Go SDK, as a receiver,

@@ -248,3 +248,35 @@ func TestControl_StalledBeyondTheBound(t *testing.T) {
 		return nil
 	})
 }
+
+// TestControl_RequestsStalledTogether: requests that fill the
+// subscription's limit and stall together leave nothing sent after them,
+// so the endpoint looks hung. One probe is sent at once; its answer shows
+// that only those requests hang, and the rest of the queue goes at the
+// full limit beside them, instead of waiting for their timeouts.
+func TestControl_RequestsStalledTogether(t *testing.T) {
+	e, clock, s, sub := controlEngine(t, 4)
+	publishWave(t, e, sub, "hang", 4)
+	for i := range 10 {
+		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint("g", i), 50))
+	}
+	waitWatched(t, e, clock, 4)
+	if st, _ := e.QueueStats(sub); st.InFlight != 4 || st.Ready != 10 {
+		t.Fatalf("before the stall bound: %+v, want the four requests in flight and ten waiting", st)
+	}
+	clock.Advance(30 * time.Millisecond)
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		for i := range 10 {
+			if s.got(fmt.Sprint("g", i)) != 1 {
+				return fmt.Errorf("g%d not delivered beside the stalled requests", i)
+			}
+		}
+		if st, _ := e.QueueStats(sub); st.InFlight != 4 {
+			return fmt.Errorf("%d requests in flight, want the four stalled ones", st.InFlight)
+		}
+		return nil
+	})
+	if st, _ := e.QueueStats(sub); st.ConcurrencyLimit != 4 || st.Backoff[0] != 0 {
+		t.Errorf("%+v, want the limit as it was and nothing cancelled", st)
+	}
+}

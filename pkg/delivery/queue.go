@@ -51,6 +51,7 @@ type queue struct {
 	proven bool
 	// stalled counts the requests in flight that the watchdog found
 	// stalled (stall.go), stallStart is when the latest of them was sent,
+	// hungAt when the subscription was last found hung (stall.go),
 	// and answered when the latest request that got an answer was sent,
 	// in ns since Engine.epoch.
 	// usual is the usual answer time, in ns (0 before the first answer).
@@ -58,6 +59,7 @@ type queue struct {
 	// may not take the queue's lock.
 	stalled    atomic.Int32
 	stallStart atomic.Int64
+	hungAt     atomic.Int64
 	answered   atomic.Int64
 	usual      atomic.Int64
 	// failures counts consecutive failed attempts; probation, when after

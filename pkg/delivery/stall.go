@@ -16,11 +16,16 @@ import "sync/atomic"
 // hang was then served at a fraction of its rate.)
 //
 // An endpoint that has answered no request sent after its latest stalled
-// one may hang altogether (hung): its stalled requests keep counting, the
-// subscription waits in the slow line and sends one request at a time, and
-// once that one has stalled, one more, whose answer tells whether the
-// endpoint hangs or only that request did. So an endpoint that hangs holds
-// at most two requests that were sent after it started hanging.
+// one may hang altogether (hung): its stalled requests keep counting, and
+// the subscription waits in the slow line. It sends one request at once, a
+// probe: its answer tells whether the endpoint hangs or only the stalled
+// requests did. Without the probe, an endpoint that leaves a few requests
+// unanswered looked hung whenever they filled the subscription's limit at
+// once, so that nothing was sent after them, and the subscription then
+// waited for their timeouts. Once the probe has stalled too, the
+// subscription sends one more request when all its stalled requests but
+// one have ended. So an endpoint that hangs holds at most two requests
+// sent after it was found hung, besides those in flight when it was.
 //
 // Stalling is the subscription's concern; being suspect (sched.go) is the
 // pool's: a request past suspectAfter, up to a second, leaves its worker's
@@ -50,7 +55,11 @@ func (q *queue) mayStartLocked() bool {
 		return n < q.ctl.limit
 	}
 	if q.hung() {
-		return n-min(s, 1) < 1
+		// One more once all but one have ended, and a probe as soon as
+		// the endpoint looks hung: requests that stalled together, held
+		// back by the limit, look hung until one sent after them is
+		// answered.
+		return n-min(s, 1) < 1 || (n == s && q.stallStart.Load() < q.hungAt.Load())
 	}
 	return n-s < q.ctl.limit
 }
@@ -68,8 +77,13 @@ func (e *Engine) stall(w *worker, now int64, more []*queue) []*queue {
 	if _, ok := w.flag(stalled); !ok {
 		return more
 	}
+	wasHung := q.hung() // if it is hung now, it was found so now
 	storeMax(&q.stallStart, w.start.Load())
-	if int(q.stalled.Add(1)) > e.opts.MaxPerSubscription {
+	q.stalled.Add(1)
+	if !wasHung && q.hung() {
+		q.hungAt.Store(now)
+	}
+	if int(q.stalled.Load()) > e.opts.MaxPerSubscription {
 		e.cutLongest(q)
 	}
 	return append(more, q)

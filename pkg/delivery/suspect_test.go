@@ -265,26 +265,24 @@ func TestEngine_WarmSubscriptionsThatHang(t *testing.T) {
 		}
 		return nil
 	})
-	// Once their requests have stalled, with no answer since, the hung
-	// subscriptions send no more, but for one request beside a single
-	// stalled one, to learn whether the endpoint hangs.
-	inFlight := func() map[string]int {
-		m := map[string]int{}
+	// Once their requests have stalled, with no answer since, each hung
+	// subscription sends one probe, whose answer would tell whether the
+	// endpoint hangs or only those requests did, and then no more: its
+	// stalled requests keep counting.
+	inFlight := func() error {
 		for _, sub := range warm {
-			st, _ := e.QueueStats(sub)
-			m[sub.Name] = st.InFlight
+			if st, _ := e.QueueStats(sub); st.InFlight != 5 {
+				return fmt.Errorf("%s: %d requests in flight, want its 4 stalled ones and a probe", sub.Name, st.InFlight)
+			}
 		}
-		return m
+		return nil
 	}
-	before := inFlight()
+	brokertest.Eventually(t, 5*time.Second, inFlight)
 	for range 10 {
 		clock.Advance(100 * time.Millisecond)
 	}
-	after := inFlight()
-	for _, sub := range warm {
-		if n := sub.Name; after[n] > max(before[n], 2) {
-			t.Errorf("%s: %d requests in flight once its requests had stalled, then %d", n, before[n], after[n])
-		}
+	if err := inFlight(); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -196,8 +196,8 @@ func TestControl_StalledRequestFreesItsSlot(t *testing.T) {
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent(fmt.Sprint("g", i), 50))
 	}
 	// The subscription usually answers at once: its requests stall after
-	// the least bound, 20 ms, checked every 10 ms.
-	clock.Advance(10 * time.Millisecond)
+	// the least bound, 10 ms, checked every 5 ms.
+	clock.Advance(5 * time.Millisecond)
 	if st, _ := e.QueueStats(sub); st.InFlight != 1 || st.Ready != 3 {
 		t.Fatalf("before the stall bound: %+v, want the hung request alone in flight", st)
 	}

@@ -55,7 +55,7 @@
 // the subscription has not answered yet. What is suspect is decided from
 // what is observable now, not only from timeouts that complete after
 // DeliverTimeout: a watchdog, armed while requests are in flight, looks at
-// the requests every SuspectAfter/100.
+// the requests every SuspectAfter/200.
 //
 // The worker of a suspect request is parked: it leaves its slot to a new
 // worker and stays with its request until the answer or the timeout, then

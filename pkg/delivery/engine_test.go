@@ -149,7 +149,7 @@ func TestEngine_Batching(t *testing.T) {
 		o.DefaultMaxBatchBytes = 10000
 		// A clock that stands still: the first request is held for as
 		// long as the test takes to queue the others, and on the system
-		// clock it would stall after 20 ms when the machine is slow, and
+		// clock it would stall after 10 ms when the machine is slow, and
 		// let the others go beside it.
 		o.Clock = fakeclock.New()
 		e := mustEngine(t, o, s, nil)
@@ -506,7 +506,7 @@ func TestEngine_Lifecycle(t *testing.T) {
 		o := fastOptions()
 		o.MaxPerSubscription = 1
 		// A clock that stands still: on the system clock the first request
-		// would stall after 20 ms, if the test were as slow to close the
+		// would stall after 10 ms, if the test were as slow to close the
 		// engine, and let the others go beside it.
 		clock := fakeclock.New()
 		o.Clock = clock

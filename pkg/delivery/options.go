@@ -53,8 +53,8 @@ type Options struct {
 	// its place; MaxParked bounds the requests waiting so, and so the
 	// goroutines beyond the pool. Zero means the defaults: 1 s and twice
 	// MaxConcurrent. SuspectAfter also scales the watchdog, which looks
-	// every SuspectAfter/100, and the least time before a request is
-	// stalled, SuspectAfter/50 (stall.go).
+	// every SuspectAfter/200, and the least time before a request is
+	// stalled, SuspectAfter/100 (stall.go).
 	SuspectAfter time.Duration
 	MaxParked    int
 	// Budget is the broker's budget, which every queued event counts in

@@ -216,11 +216,11 @@ func (q *queue) noteAnswer(ns int64) {
 	q.usual.Store(u + (ns-u)/8)
 }
 
-// watchTick is the watchdog's period: SuspectAfter/100 (10 ms by
+// watchTick is the watchdog's period: SuspectAfter/200 (5 ms by
 // default), at least a millisecond, so that a stalled request is found
 // soon after stallAfter.
 func (e *Engine) watchTick() time.Duration {
-	return max(e.opts.SuspectAfter/100, time.Millisecond)
+	return max(e.opts.SuspectAfter/200, time.Millisecond)
 }
 
 // watching makes sure the watchdog runs while a request is in flight: the

@@ -32,11 +32,11 @@ import "sync/atomic"
 // slot to a new worker, whatever its subscription's state.
 
 // stallAfter returns how long a request of q may be in flight before it is
-// stalled: four times the usual answer time, and at least SuspectAfter/50
-// (20 ms by default). Unlike suspectAfter it has no upper bound: an
+// stalled: four times the usual answer time, and at least SuspectAfter/100
+// (10 ms by default). Unlike suspectAfter it has no upper bound: an
 // endpoint that always takes two seconds keeps all its requests counted.
 func (q *queue) stallAfter() int64 {
-	return max(int64(q.e.opts.SuspectAfter)/50, 4*q.usual.Load())
+	return max(int64(q.e.opts.SuspectAfter)/100, 4*q.usual.Load())
 }
 
 // hung reports whether q has a stalled request and its endpoint has

@@ -117,9 +117,9 @@ func waitInFlight(t *testing.T, e *delivery.Engine, n int) {
 // moved clock and misses the request turning suspect or stalled.
 func waitWatched(t *testing.T, e *delivery.Engine, clock *fakeclock.Clock, n int) {
 	t.Helper()
-	// The watchdog looks every SuspectAfter/100; the tests keep the
+	// The watchdog looks every SuspectAfter/200; the tests keep the
 	// default SuspectAfter, and their other timers are far later.
-	tick := delivery.DefaultOptions().SuspectAfter / 100
+	tick := delivery.DefaultOptions().SuspectAfter / 200
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		if got := e.Stats().InFlight; got != n {
 			return fmt.Errorf("%d requests in flight, want %d", got, n)
@@ -292,6 +292,10 @@ func TestEngine_DeleteReleasesInFlightAtOnce(t *testing.T) {
 	o := fastOptions()
 	limits(&o, budget.Limits{Events: 10})
 	o.DeliverTimeout = time.Hour
+	// A clock that stands still: on the system clock the hung request
+	// would stall after 10 ms, and a second one go to learn whether the
+	// endpoint hangs, if the test were that slow to count.
+	o.Clock = fakeclock.New()
 	s := newHangingSender()
 	e := hangingEngine(t, o, s)
 	hung, other := newSub(e, "hung", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 5 }), newSub(e, "other")

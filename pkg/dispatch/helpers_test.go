@@ -77,7 +77,7 @@ func newBroker(t *testing.T, l budget.Limits, transform func([]byte, eventgrid.T
 //
 // Its modes share a clock that stands still. The senders hold requests for
 // as long as a test takes; on the system clock, when the machine is slow,
-// the push engine's watchdog would find them stalled after 20 ms and send
+// the push engine's watchdog would find them stalled after 10 ms and send
 // the next ones beside them.
 func newBrokerWith(t *testing.T, l budget.Limits, sender delivery.Sender, o dispatch.Options) *broker {
 	t.Helper()

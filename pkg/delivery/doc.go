@@ -59,7 +59,8 @@
 //
 // The worker of a suspect request is parked: it leaves its slot to a new
 // worker and stays with its request until the answer or the timeout, then
-// exits. At most MaxParked requests (twice MaxConcurrent by default) are
+// exits. A stalled request is parked as soon as it stalls, before it is
+// suspect, while fewer than MaxParked/2 are parked. At most MaxParked requests (twice MaxConcurrent by default) are
 // parked; beyond that a suspect request keeps its worker and counts against
 // the slow line's half, and when that half is full, or other subscriptions
 // wait in the slow line, the request is cancelled and fails as timed out,

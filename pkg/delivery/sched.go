@@ -275,7 +275,12 @@ func (e *Engine) stopWatch() {
 // in flight longer than their subscription's suspectAfter, and the stalled
 // requests (stall.go). A suspect request is parked: its worker leaves the
 // pool and a new one takes its slot, so that the pool keeps serving the
-// other subscriptions.
+// other subscriptions. A stalled request is parked as soon as it stalls,
+// before it is suspect, while fewer than half of parkMax are parked: an
+// endpoint that leaves a share of its requests unanswered would otherwise
+// hold a worker for each until it turned suspect (200 ms at least), and
+// those workers, not the endpoints, then set how fast every subscription
+// was served. The other half is kept for the requests that turn suspect.
 // At most parkMax requests are parked; beyond that a suspect request keeps
 // its worker and counts against the slow line's share of the pool, and when
 // that is full, or others wait in the slow line, the request is cancelled
@@ -305,7 +310,11 @@ func (e *Engine) scan(now int64) (more []*queue) {
 		return nil
 	}
 	for i, w := range e.slots {
-		if w.q == nil || now-w.start.Load() <= w.q.suspectAfter() {
+		if w.q == nil {
+			continue
+		}
+		if age := now - w.start.Load(); age <= w.q.suspectAfter() &&
+			(age <= w.q.stallAfter() || len(e.parkedW) >= e.parkMax/2) {
 			continue
 		}
 		if _, ok := w.flag(suspect); !ok {

@@ -177,6 +177,48 @@ func TestEngine_SuspectRequestIsParked(t *testing.T) {
 	}
 }
 
+// TestEngine_StalledRequestLeavesItsSlot: with a pool of one worker and
+// room to park two requests, a request that stalls leaves the pool as soon
+// as it has stalled, long before it would turn suspect, and the next
+// subscription in line is served while it waits. With one request parked
+// of two (half the room), the next one that stalls keeps its worker until
+// it is suspect.
+func TestEngine_StalledRequestLeavesItsSlot(t *testing.T) {
+	e, clock, s := suspectEngine(t, 1, 2)
+	hung, other, healthy := newSub(e, "hung"), newSub(e, "other"), newSub(e, "healthy")
+	prove(t, e, s, hung, other, healthy)
+	s.hang("hung", "other")
+	mustPublish(t, e, []*eventgrid.EventSubscription{hung}, newEvent("h", 50))
+	waitWatched(t, e, clock, 1)
+	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g", 50))
+	// The subscription usually answers at once: its request stalls after
+	// the least bound, 10 ms, and would be suspect after 200 ms.
+	clock.Advance(15 * time.Millisecond)
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if st, _ := e.QueueStats(healthy); s.deliveredTo("healthy") != 2 || st.InFlight != 0 {
+			return fmt.Errorf("healthy got %d of 2 events beside a stalled request, %d requests in flight", s.deliveredTo("healthy"), st.InFlight)
+		}
+		return nil
+	})
+	if st := e.Stats(); st.InFlight != 1 {
+		t.Errorf("%d requests in flight, want the parked one", st.InFlight)
+	}
+	mustPublish(t, e, []*eventgrid.EventSubscription{other}, newEvent("o", 50))
+	waitWatched(t, e, clock, 2)
+	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g2", 50))
+	clock.Advance(100 * time.Millisecond)
+	if n := s.deliveredTo("healthy"); n != 2 {
+		t.Fatalf("healthy was served while the only worker was held by a request stalled beside a parked one, before it turned suspect")
+	}
+	clock.Advance(200 * time.Millisecond)
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := s.deliveredTo("healthy"); n != 3 {
+			return fmt.Errorf("healthy got %d of 3 events once the second stalled request turned suspect", n)
+		}
+		return nil
+	})
+}
+
 // TestEngine_SuspectShareBounded: unproven subscriptions that hang hold at
 // most half the pool plus the parked allowance, taking turns in it; a
 // proven subscription keeps the other half.

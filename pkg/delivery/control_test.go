@@ -136,6 +136,23 @@ func publishWave(t *testing.T, e *delivery.Engine, sub *eventgrid.EventSubscript
 	})
 }
 
+// waitDeliveredBeside waits until events g0 to g(n-1) are delivered, and
+// only the stalled requests, stalled of them, are in flight.
+func waitDeliveredBeside(t *testing.T, e *delivery.Engine, s *gateSender, sub *eventgrid.EventSubscription, n, stalled int) {
+	t.Helper()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		for i := range n {
+			if s.got(fmt.Sprint("g", i)) != 1 {
+				return fmt.Errorf("g%d not delivered beside the stalled requests", i)
+			}
+		}
+		if st, _ := e.QueueStats(sub); st.InFlight != stalled {
+			return fmt.Errorf("%d requests in flight, want the %d stalled ones alone", st.InFlight, stalled)
+		}
+		return nil
+	})
+}
+
 // TestControl_FastFailuresKeepTheLimit: 500s, 408s and dropped connections
 // are failures of one request each: the events wait for their retry and
 // the subscription's concurrency stays.
@@ -204,17 +221,7 @@ func TestControl_StalledRequestFreesItsSlot(t *testing.T) {
 	clock.Advance(20 * time.Millisecond)
 	// The sender counts a delivery before its request ends: g2's is done
 	// with once the stalled request is alone in flight again.
-	brokertest.Eventually(t, 5*time.Second, func() error {
-		for i := range 3 {
-			if s.got(fmt.Sprint("g", i)) != 1 {
-				return fmt.Errorf("g%d not delivered beside the stalled request", i)
-			}
-		}
-		if st, _ := e.QueueStats(sub); st.InFlight != 1 {
-			return fmt.Errorf("%d requests in flight, want the stalled one alone", st.InFlight)
-		}
-		return nil
-	})
+	waitDeliveredBeside(t, e, s, sub, 3, 1)
 	if st, _ := e.QueueStats(sub); st.InFlight != 1 || st.ConcurrencyLimit != 1 {
 		t.Errorf("%+v, want the stalled request in flight and the limit as it was", st)
 	}
@@ -265,17 +272,7 @@ func TestControl_RequestsStalledTogether(t *testing.T) {
 		t.Fatalf("before the stall bound: %+v, want the four requests in flight and ten waiting", st)
 	}
 	clock.Advance(30 * time.Millisecond)
-	brokertest.Eventually(t, 5*time.Second, func() error {
-		for i := range 10 {
-			if s.got(fmt.Sprint("g", i)) != 1 {
-				return fmt.Errorf("g%d not delivered beside the stalled requests", i)
-			}
-		}
-		if st, _ := e.QueueStats(sub); st.InFlight != 4 {
-			return fmt.Errorf("%d requests in flight, want the four stalled ones", st.InFlight)
-		}
-		return nil
-	})
+	waitDeliveredBeside(t, e, s, sub, 10, 4)
 	if st, _ := e.QueueStats(sub); st.ConcurrencyLimit != 4 || st.Backoff[0] != 0 {
 		t.Errorf("%+v, want the limit as it was and nothing cancelled", st)
 	}

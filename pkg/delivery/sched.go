@@ -313,8 +313,10 @@ func (e *Engine) scan(now int64) (more []*queue) {
 		if w.q == nil {
 			continue
 		}
-		if age := now - w.start.Load(); age <= w.q.suspectAfter() &&
-			(age <= w.q.stallAfter() || len(e.parkedW) >= e.parkMax/2) {
+		age := now - w.start.Load()
+		isSuspect := age > w.q.suspectAfter()
+		parkStalled := age > w.q.stallAfter() && len(e.parkedW) < e.parkMax/2
+		if !isSuspect && !parkStalled {
 			continue
 		}
 		if _, ok := w.flag(suspect); !ok {

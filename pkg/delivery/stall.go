@@ -77,13 +77,13 @@ func (e *Engine) stall(w *worker, now int64, more []*queue) []*queue {
 	if _, ok := w.flag(stalled); !ok {
 		return more
 	}
-	wasHung := q.hung() // if it is hung now, it was found so now
+	wasHung := q.hung()
 	storeMax(&q.stallStart, w.start.Load())
-	q.stalled.Add(1)
-	if !wasHung && q.hung() {
+	n := q.stalled.Add(1)
+	if !wasHung && q.hung() { // found hung by this request's stall
 		q.hungAt.Store(now)
 	}
-	if int(q.stalled.Load()) > e.opts.MaxPerSubscription {
+	if int(n) > e.opts.MaxPerSubscription {
 		e.cutLongest(q)
 	}
 	return append(more, q)

@@ -131,6 +131,22 @@ func waitWatched(t *testing.T, e *delivery.Engine, clock *fakeclock.Clock, n int
 	})
 }
 
+// waitServedBesideParked waits until healthy has been sent both its events
+// and has none in flight (the sender counts a delivery before its request
+// ends), then checks that the parked request is the only one in flight.
+func waitServedBesideParked(t *testing.T, e *delivery.Engine, s *hangingSender, healthy *eventgrid.EventSubscription) {
+	t.Helper()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if st, _ := e.QueueStats(healthy); s.deliveredTo(healthy.Name) != 2 || st.InFlight != 0 {
+			return fmt.Errorf("healthy got %d of 2 events beside a parked request, %d requests in flight", s.deliveredTo(healthy.Name), st.InFlight)
+		}
+		return nil
+	})
+	if st := e.Stats(); st.InFlight != 1 {
+		t.Errorf("%d requests in flight, want the parked one", st.InFlight)
+	}
+}
+
 // TestEngine_SuspectRequestIsParked: with a pool of one worker, a request
 // that stays in flight past the suspect bound leaves the pool, and the next
 // subscription in line is served while it waits.
@@ -148,19 +164,9 @@ func TestEngine_SuspectRequestIsParked(t *testing.T) {
 		t.Fatalf("healthy was served while the only worker was held, before its request turned suspect")
 	}
 	// A request of a subscription that answers at once is suspect after a
-	// fifth of SuspectAfter (200 ms), and the watchdog looks every 100 ms.
+	// fifth of SuspectAfter (200 ms).
 	clock.Advance(200 * time.Millisecond)
-	// The sender counts a delivery before its request ends: the request
-	// is done with once healthy has none in flight.
-	brokertest.Eventually(t, 5*time.Second, func() error {
-		if st, _ := e.QueueStats(healthy); s.deliveredTo("healthy") != 2 || st.InFlight != 0 {
-			return fmt.Errorf("healthy got %d of 2 events beside a parked request, %d requests in flight", s.deliveredTo("healthy"), st.InFlight)
-		}
-		return nil
-	})
-	if st := e.Stats(); st.InFlight != 1 {
-		t.Errorf("%d requests in flight, want the parked one", st.InFlight)
-	}
+	waitServedBesideParked(t, e, s, healthy)
 	// Its endpoint has not answered since: the subscription sends one
 	// request beside the stalled one, to learn whether the endpoint hangs,
 	// and no more.
@@ -194,15 +200,7 @@ func TestEngine_StalledRequestLeavesItsSlot(t *testing.T) {
 	// The subscription usually answers at once: its request stalls after
 	// the least bound, 10 ms, and would be suspect after 200 ms.
 	clock.Advance(15 * time.Millisecond)
-	brokertest.Eventually(t, 5*time.Second, func() error {
-		if st, _ := e.QueueStats(healthy); s.deliveredTo("healthy") != 2 || st.InFlight != 0 {
-			return fmt.Errorf("healthy got %d of 2 events beside a stalled request, %d requests in flight", s.deliveredTo("healthy"), st.InFlight)
-		}
-		return nil
-	})
-	if st := e.Stats(); st.InFlight != 1 {
-		t.Errorf("%d requests in flight, want the parked one", st.InFlight)
-	}
+	waitServedBesideParked(t, e, s, healthy)
 	mustPublish(t, e, []*eventgrid.EventSubscription{other}, newEvent("o", 50))
 	waitWatched(t, e, clock, 2)
 	mustPublish(t, e, []*eventgrid.EventSubscription{healthy}, newEvent("g2", 50))

@@ -103,12 +103,12 @@ func appendCloudEvent(dst []byte, m *members, size int) ([]byte, error) {
 	out = appendSource(out, m.val[egTopic])
 	out = append(out, `,"type":`...)
 	out = appendText(out, m.val[egEventType])
-	if v := m.val[egSubject]; isString(v) && !blankLiteral(v) {
+	if v := m.val[egSubject]; presentText(v) {
 		out = append(out, `,"subject":`...)
 		out = appendText(out, v)
 	}
 	if v := m.val[egEventTime]; isString(v) {
-		if s, _ := unquote(v); validTimestamp(s) {
+		if s, _ := plainOrUnquoted(v); validTimestamp(s) {
 			out = append(out, `,"time":`...)
 			out = append(out, v...)
 		}
@@ -117,7 +117,7 @@ func appendCloudEvent(dst []byte, m *members, size int) ([]byte, error) {
 	if data != nil {
 		out = append(out, `,"datacontenttype":"application/json"`...)
 	}
-	if v := m.val[egDataVersion]; isString(v) && !blankLiteral(v) {
+	if v := m.val[egDataVersion]; presentText(v) {
 		out = append(out, `,"dataversion":`...)
 		out = appendText(out, v)
 	}
@@ -128,16 +128,29 @@ func appendCloudEvent(dst []byte, m *members, size int) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// blankLiteral reports whether the JSON string literal v is empty or only
-// white space.
-func blankLiteral(v []byte) bool {
-	s, _ := unquote(v)
-	return isBlank(s)
+// presentText reports whether v is a JSON string literal that is neither
+// empty nor only white space: an optional attribute the CloudEvent keeps.
+func presentText(v []byte) bool {
+	s, ok := plainOrUnquoted(v)
+	return ok && !isBlank(s)
+}
+
+// plainOrUnquoted is unquote(v), taking the common case (printable ASCII
+// without escapes, which plainText checks a word at a time) without a
+// search for a backslash of its own.
+func plainOrUnquoted(v []byte) (string, bool) {
+	if s, ok := plainText(v); ok {
+		return s, true
+	}
+	return unquote(v)
 }
 
 // appendText appends the JSON string literal v with every character that a
 // CloudEvents String cannot hold replaced by U+FFFD.
 func appendText(out, v []byte) []byte {
+	if _, plain := plainText(v); plain {
+		return append(out, v...)
+	}
 	s, _ := unquote(v)
 	if _, bad := badStringRune(s); !bad {
 		return append(out, v...)
@@ -153,6 +166,9 @@ func appendText(out, v []byte) []byte {
 // appendSource appends the JSON string literal v, percent-encoded when it
 // is not a URI reference: every byte but unreserved ones and '/'.
 func appendSource(out, v []byte) []byte {
+	if s, plain := plainText(v); plain && (pathOfUnreserved(s) || validURIReference(s)) {
+		return append(out, v...)
+	}
 	s, _ := unquote(v)
 	if validURIReference(s) {
 		return appendText(out, v)
@@ -166,4 +182,17 @@ func appendSource(out, v []byte) []byte {
 		}
 	}
 	return rawjson.AppendString(out, b.String())
+}
+
+// pathOfUnreserved reports whether s is a non-empty run of unreserved
+// characters and '/', as the topic paths the decoder writes are: a URI
+// reference (a path, or after "//" an authority of unreserved characters
+// and a path), found so without validURIReference's parse.
+func pathOfUnreserved(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isUnreserved(c) && c != '/' {
+			return false
+		}
+	}
+	return s != ""
 }

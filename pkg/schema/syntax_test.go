@@ -102,6 +102,32 @@ func TestSyntaxAgreesWithGo(t *testing.T) {
 	}
 }
 
+// TestPathOfUnreservedIsAURIReference: the conversion's shortcut for a
+// topic of unreserved characters and '/' takes no string that
+// validURIReference refuses, so the source it writes is the same.
+func TestPathOfUnreservedIsAURIReference(t *testing.T) {
+	var walk func(prefix string)
+	n := 0
+	walk = func(prefix string) {
+		if pathOfUnreserved(prefix) {
+			n++
+			if !validURIReference(prefix) {
+				t.Errorf("pathOfUnreserved(%q) = true, but validURIReference = false", prefix)
+			}
+		}
+		if len(prefix) == 5 {
+			return
+		}
+		for _, c := range "a0/.-_~:%" {
+			walk(prefix + string(c))
+		}
+	}
+	walk("")
+	if pathOfUnreserved("") || pathOfUnreserved("a:b") || pathOfUnreserved("a%20") || n < 10000 {
+		t.Fatalf("pathOfUnreserved took the empty string, a colon or a percent sign, or only %d strings", n)
+	}
+}
+
 func TestValidInteger(t *testing.T) {
 	for s, want := range map[string]bool{
 		"0": true, "-0": true, "7": true, "-7": true, "2147483647": true, "-2147483648": true,

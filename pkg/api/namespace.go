@@ -388,12 +388,13 @@ func releaseDelay(c echo.Context) (time.Duration, error) {
 // writeSettled answers a settlement with res: the bytes c.JSON writes for
 // a settleResult, encoded without reflection.
 func writeSettled(c echo.Context, res pull.Result) error {
-	// The query is parsed only when its text holds "pretty", sparing every
-	// settlement a parse of it.
-	if strings.Contains(c.Request().URL.RawQuery, "pretty") || c.Echo().Debug {
-		if _, pretty := c.QueryParams()["pretty"]; pretty || c.Echo().Debug {
-			return c.JSON(http.StatusOK, settledValue(res))
-		}
+	pretty := c.Echo().Debug
+	if !pretty && strings.Contains(c.Request().URL.RawQuery, "pretty") {
+		// Parsed only then, sparing every other settlement a parse.
+		_, pretty = c.QueryParams()["pretty"]
+	}
+	if pretty {
+		return c.JSON(http.StatusOK, settledValue(res))
 	}
 	b := make([]byte, 0, 64+len(res.Succeeded)*(pull.TokenLen+3)+len(res.Failed)*160)
 	b = append(b, `{"succeededLockTokens":[`...)

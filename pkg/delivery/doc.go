@@ -60,19 +60,20 @@
 // The worker of a suspect request is parked: it leaves its slot to a new
 // worker and stays with its request until the answer or the timeout, then
 // exits. A stalled request is parked as soon as it stalls, before it is
-// suspect, while fewer than MaxParked/2 are parked. At most MaxParked requests (twice MaxConcurrent by default) are
-// parked; beyond that a suspect request keeps its worker and counts against
-// the slow line's half, and when that half is full, or other subscriptions
-// wait in the slow line, the request is cancelled and fails as timed out,
-// to be retried by its policy. So the goroutines of the engine number at
-// most MaxConcurrent + MaxParked; however many endpoints hang, new or
-// formerly healthy, proven subscriptions keep at least half of the pool (a
-// request that was proven healthy and then hangs holds its worker for
-// SuspectAfter/5 to SuspectAfter only), and the slow line keeps moving, so
-// that a new subscription is tried within a few watchdog rounds even beside
-// hundreds of new endpoints that hang. The price, only while MaxParked
-// requests are parked: a slow but live endpoint's request may be cancelled
-// after SuspectAfter/5 to SuspectAfter.
+// suspect, while fewer than MaxParked/2 are parked. At most MaxParked
+// requests (twice MaxConcurrent by default) are parked; beyond that a
+// suspect request keeps its worker and counts against the slow line's half,
+// and when that half is full, or other subscriptions wait in the slow line,
+// the request is cancelled and fails as timed out, to be retried by its
+// policy. So the goroutines of the engine number at most MaxConcurrent +
+// MaxParked; however many endpoints hang, new or formerly healthy, proven
+// subscriptions keep at least half of the pool (a request that was proven
+// healthy and then hangs holds its worker for SuspectAfter/5 to
+// SuspectAfter only), and the slow line keeps moving, so that a new
+// subscription is tried within a few watchdog rounds even beside hundreds
+// of new endpoints that hang. The price, only while MaxParked requests are
+// parked: a slow but live endpoint's request may be cancelled after
+// SuspectAfter/5 to SuspectAfter.
 //
 // Lock order: Engine.mu -> queue.mu -> Engine.sched. Under a lock the engine
 // only does arithmetic: log lines, metrics and dead letters are collected

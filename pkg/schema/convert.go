@@ -166,11 +166,14 @@ func appendText(out, v []byte) []byte {
 // appendSource appends the JSON string literal v, percent-encoded when it
 // is not a URI reference: every byte but unreserved ones and '/'.
 func appendSource(out, v []byte) []byte {
-	if s, plain := plainText(v); plain && (pathOfUnreserved(s) || validURIReference(s)) {
-		return append(out, v...)
+	s, plain := plainText(v)
+	if !plain {
+		s, _ = unquote(v)
 	}
-	s, _ := unquote(v)
-	if validURIReference(s) {
+	if pathOfUnreserved(s) || validURIReference(s) {
+		if plain {
+			return append(out, v...)
+		}
 		return appendText(out, v)
 	}
 	var b strings.Builder

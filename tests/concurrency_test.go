@@ -322,9 +322,14 @@ func TestConcurrency_PublishHeldForRoom(t *testing.T) {
 	g := newGauge(t, 20*time.Millisecond, nil)
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	createSubscription(t, b.URL, "t", "s", map[string]any{"destination": webhookDest(g.URL)})
+	// Warm: the subscriber has taken a delivery, and the broker has seen
+	// it take it (its answer read, the request no longer in flight), so
+	// that the share counts as draining. Before that a request that does
+	// not fit is refused at once, as one behind a subscriber that never
+	// took a delivery.
 	publish(t, b.URL, "t", egEvents("warm", 1))
 	eventually(t, 10*time.Second, func() error {
-		if g.delivered() != 1 {
+		if _, inFlight := deliveryStatus(t, b.URL, "t", "s"); g.delivered() != 1 || inFlight != 0 {
 			return fmt.Errorf("not warm yet")
 		}
 		return nil

@@ -104,8 +104,10 @@ type Share struct {
 	events atomic.Int64
 	bytes  atomic.Int64
 	// drained is when the subscriber last took a delivery, in ns since
-	// the Unix epoch (0: never).
+	// the Unix epoch (0: never), and queued counts the requests held for
+	// room that claim part of the share (room.go).
 	drained atomic.Int64
+	queued  atomic.Int32
 }
 
 // Used returns the deliveries and bytes held in the share now.

@@ -30,16 +30,29 @@ func (b *Budget) Reserve(events, bytes int64, accepted time.Time, claims []Claim
 		}
 		if !c.Share.take(c.Events, c.Bytes, l) {
 			undo(claims[:i])
-			return nil, eventgrid.Errorf(eventgrid.EQueueFull, "Event subscription %s holds its share of queued events (broker__maxQueuedEventsPerSubscription %d, broker__maxQueuedBytesPerSubscription %d) while its subscriber catches up; retry later.", c.Sub.Name, l.EventsPerSubscription, l.BytesPerSubscription)
+			return nil, b.shareFull(c)
 		}
 	}
 	if !b.take(events, bytes) {
 		undo(claims)
-		return nil, eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events (broker__maxQueuedEvents %d, broker__maxQueuedBytes %d) while subscribers catch up; retry later.", l.Events, l.Bytes)
+		return nil, b.brokerFull()
 	}
 	h := &Hold{b: b, size: bytes, Accepted: accepted}
 	h.refs.Store(events)
 	return h, nil
+}
+
+// shareFull is the EQueueFull of a request that does not fit c's share.
+func (b *Budget) shareFull(c Claim) error {
+	l := &b.limits
+	return eventgrid.Errorf(eventgrid.EQueueFull, "Event subscription %s holds its share of queued events (broker__maxQueuedEventsPerSubscription %d, broker__maxQueuedBytesPerSubscription %d) while its subscriber catches up; retry later.", c.Sub.Name, l.EventsPerSubscription, l.BytesPerSubscription)
+}
+
+// brokerFull is the EQueueFull of a request that does not fit the broker's
+// own bounds.
+func (b *Budget) brokerFull() error {
+	l := &b.limits
+	return eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events (broker__maxQueuedEvents %d, broker__maxQueuedBytes %d) while subscribers catch up; retry later.", l.Events, l.Bytes)
 }
 
 // neverFits returns EPayloadTooLarge for a request larger than a bound it

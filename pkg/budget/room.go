@@ -2,6 +2,8 @@ package budget
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,11 +17,18 @@ import (
 // or the broker when its own bounds are what is full, had a delivery taken
 // by their subscriber within the last Wait.Hold (Hold.Delivered: a push
 // delivery done, a queue event acknowledged). A delivery taken that leaves
-// a part of the bounds free wakes the held requests, which try again. So
-// under saturation a publisher waits for the room its events need, as it
-// would behind a relay, instead of costing the broker a request, read and
-// decoded, per refusal and retry; and a dead subscriber, which takes
-// nothing, still gets its refusal at once.
+// a part of the bounds free gives the room to the held requests, oldest
+// first. So under saturation a publisher waits for the room its events
+// need, as it would behind a relay, instead of costing the broker a
+// request, read and decoded, per refusal and retry; and a dead subscriber,
+// which takes nothing, still gets its refusal at once.
+//
+// Room goes to the held requests in the order they came, for each share:
+// woken together, they raced for it, and with a few publishers behind one
+// slow subscriber the loser of every race was refused after its hold
+// while the others were accepted. A request that arrives while others are
+// held for a share it claims queues behind them; one held for a share
+// does not hold up requests for other shares.
 
 // Wait says how a request that does not fit now waits for room.
 type Wait struct {
@@ -31,40 +40,150 @@ type Wait struct {
 	Clock clock.Clock
 }
 
-// recheck is how often a held request looks for room besides the wake-ups
-// of deliveries taken: room also comes back from deletes, events dropped
-// by their retry policy, rejected or dead-lettered.
+// recheck is how often the held requests look for room besides the
+// deliveries taken: room also comes back from deletes, events dropped by
+// their retry policy, rejected or dead-lettered.
 const recheck = 20 * time.Millisecond
 
-// room wakes the requests held for room.
+// room is the queue of the requests held for room.
 type room struct {
 	waiting atomic.Int32
-	ch      atomic.Pointer[chan struct{}]
+	mu      sync.Mutex
+	queue   []*waiter
+	// walked is when a recheck last offered the queue room, in ns on the
+	// clock of the waits (0: never): a held request's recheck offers it
+	// only when no other has for a recheck's time.
+	walked atomic.Int64
 }
 
-// wait returns a channel closed by the next notify. The caller counts
-// itself in waiting first, so that notify does not skip it, and tries for
-// room after wait, so that no notify falls between its try and its wait.
-func (r *room) wait() <-chan struct{} {
-	for {
-		if p := r.ch.Load(); p != nil {
-			return *p
+// waiter is one request held for room.
+type waiter struct {
+	// fits tries to take the request's room and reports whether it is
+	// done waiting; it runs with the room locked.
+	fits   func() bool
+	claims []Claim
+	// admit marks a request that asks whether it may be read (AdmitWithin)
+	// and takes nothing: it neither waits its turn nor holds up others.
+	admit bool
+	done  chan struct{} // closed when fits said yes
+}
+
+// queuedOn reports whether requests are held for a share that claims
+// take part of: a request that arrives then waits its turn behind them.
+func queuedOn(claims []Claim) bool {
+	for _, c := range claims {
+		if c.Share != nil && c.Share.queued.Load() > 0 {
+			return true
 		}
-		ch := make(chan struct{})
-		if r.ch.CompareAndSwap(nil, &ch) {
-			return ch
+	}
+	return false
+}
+
+// enqueue adds w to the back of the queue and offers the queue room.
+func (b *Budget) enqueue(w *waiter) {
+	b.room.mu.Lock()
+	defer b.room.mu.Unlock()
+	b.room.waiting.Add(1)
+	b.room.queue = append(b.room.queue, w)
+	for _, c := range w.claims {
+		if c.Share != nil {
+			c.Share.queued.Add(1)
+		}
+	}
+	b.offer()
+}
+
+// leave takes w, which has given up waiting, out of the queue. It reports
+// whether w got its room after all, between giving up and leaving.
+func (b *Budget) leave(w *waiter) bool {
+	b.room.mu.Lock()
+	defer b.room.mu.Unlock()
+	select {
+	case <-w.done:
+		return true
+	default:
+	}
+	for i, q := range b.room.queue {
+		if q == w {
+			b.room.queue = slices.Delete(b.room.queue, i, i+1)
+			b.dequeued(w)
+			break
+		}
+	}
+	return false
+}
+
+// dequeued counts w out of the queue; the room is locked.
+func (b *Budget) dequeued(w *waiter) {
+	b.room.waiting.Add(-1)
+	for _, c := range w.claims {
+		if c.Share != nil {
+			c.Share.queued.Add(-1)
 		}
 	}
 }
 
-// notify wakes the held requests, if any.
-func (r *room) notify() {
-	if r.waiting.Load() == 0 {
+// notify offers the held requests room, if any are held.
+func (b *Budget) notify() {
+	if b.room.waiting.Load() == 0 {
 		return
 	}
-	if p := r.ch.Swap(nil); p != nil {
-		close(*p)
+	b.room.mu.Lock()
+	defer b.room.mu.Unlock()
+	b.offer()
+}
+
+// offer gives room to the held requests that fit, oldest first; the room
+// is locked. A request that does not fit holds up the younger ones that
+// claim part of a share it waits for, or, when the broker's own bounds are
+// what it waits for, every younger one: each bound's room goes to the
+// requests in the order they came.
+func (b *Budget) offer() {
+	var short []*Share
+	brokerShort := false
+	kept := b.room.queue[:0]
+	for _, w := range b.room.queue {
+		if w.admit || !(brokerShort || claimsAny(w.claims, short)) {
+			if w.fits() {
+				close(w.done)
+				b.dequeued(w)
+				continue
+			}
+			if !w.admit {
+				n := len(short)
+				short = b.shortOf(short, w.claims)
+				brokerShort = brokerShort || len(short) == n
+			}
+		}
+		kept = append(kept, w)
 	}
+	clear(b.room.queue[len(kept):])
+	b.room.queue = kept
+}
+
+// claimsAny reports whether claims take part of one of shares.
+func claimsAny(claims []Claim, shares []*Share) bool {
+	for _, c := range claims {
+		if c.Share != nil && slices.Contains(shares, c.Share) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortOf appends to short the shares that claims do not fit now.
+func (b *Budget) shortOf(short []*Share, claims []Claim) []*Share {
+	l := &b.limits
+	for _, c := range claims {
+		if c.Share == nil {
+			continue
+		}
+		events, bytes := c.Share.Used()
+		if events+c.Events > l.EventsPerSubscription || bytes+c.Bytes > l.BytesPerSubscription {
+			short = append(short, c.Share)
+		}
+	}
+	return short
 }
 
 // Delivered is Release for a delivery its subscriber took at now: a push
@@ -79,18 +198,18 @@ func (h *Hold) Delivered(share *Share, bytes int64, now time.Time) {
 	}
 	h.b.drained.Store(at)
 	if h.b.roomAfter(share) {
-		h.b.room.notify()
+		h.b.notify()
 	}
 }
 
 // roomAfter reports whether, after a delivery taken from share (nil:
 // none), a part of the share's bounds and of the broker's is free
-// (wakeMargin): whether waking the held requests is worth it. Deliveries
-// are given back one at a time, an acknowledge of a hundred events in a
-// quick loop; a held request of a hundred events woken after each one
-// tried again in vain up to a hundred times, each time a goroutine woken
-// and parked again. A held request a delivery does not wake is woken by a
-// later one, once the margin is free, or by its recheck.
+// (wakeMargin): whether offering the held requests room is worth it.
+// Deliveries are given back one at a time, an acknowledge of a hundred
+// events in a quick loop; a held request of a hundred events offered room
+// after each one was tried in vain up to a hundred times. A held request a
+// delivery does not offer room to is offered it by a later one, once the
+// margin is free, or by a recheck.
 func (b *Budget) roomAfter(share *Share) bool {
 	l := &b.limits
 	if share != nil && (l.EventsPerSubscription-share.events.Load() < wakeMargin(l.EventsPerSubscription) ||
@@ -113,20 +232,40 @@ func (b *Budget) Waiting() int { return int(b.room.waiting.Load()) }
 // for room, at most w.Hold and until ctx is done, while the subscriptions
 // whose share it does not fit, or the broker when its own bounds are what
 // is full, have had a delivery taken within the last w.Hold; it tries
-// again whenever one is. A request that can never fit, or waits for a
+// again whenever one is, after the requests held before it. A request that
+// arrives while others are held for a share it claims is held behind them
+// even if it fits now. A request that can never fit, or waits for a
 // subscriber that takes nothing (dead, or failing every attempt), gets its
 // error at once; one held in vain gets Reserve's EQueueFull.
 func (b *Budget) ReserveWithin(ctx context.Context, w Wait, events, bytes int64, accepted time.Time, claims []Claim) (*Hold, error) {
-	h, err := b.Reserve(events, bytes, accepted, claims)
-	if eventgrid.ErrorCode(err) != eventgrid.EQueueFull || w.Hold <= 0 {
-		return h, err
+	if w.Hold <= 0 || !queuedOn(claims) {
+		h, err := b.Reserve(events, bytes, accepted, claims)
+		if eventgrid.ErrorCode(err) != eventgrid.EQueueFull || w.Hold <= 0 {
+			return h, err
+		}
+	} else if err := b.neverFits(events, bytes, claims); err != nil {
+		return nil, err
 	}
+	var h *Hold
+	err := b.heldFull(claims) // unless it gets a try in its turn
 	draining := func(since int64) bool { return b.draining(since, claims) }
-	b.hold(ctx, w, draining, func() bool {
+	b.hold(ctx, w, draining, &waiter{claims: claims, fits: func() bool {
 		h, err = b.Reserve(events, bytes, accepted, claims)
 		return eventgrid.ErrorCode(err) != eventgrid.EQueueFull
-	})
+	}})
 	return h, err
+}
+
+// heldFull is the EQueueFull of a request refused before it had a try in
+// its turn: it names a share it claims that others are held for, or, when
+// none is, the broker.
+func (b *Budget) heldFull(claims []Claim) error {
+	for _, c := range claims {
+		if c.Share != nil && c.Share.queued.Load() > 0 {
+			return b.shareFull(c)
+		}
+	}
+	return b.brokerFull()
 }
 
 // AdmitWithin is Admit that, while the broker's bounds are full, waits for
@@ -140,20 +279,20 @@ func (b *Budget) AdmitWithin(ctx context.Context, w Wait, bytes int64) bool {
 		return false
 	}
 	draining := func(since int64) bool { return b.drained.Load() > since }
-	return b.hold(ctx, w, draining, func() bool { return b.Admit(bytes) })
+	return b.hold(ctx, w, draining, &waiter{admit: true, fits: func() bool { return b.Admit(bytes) }})
 }
 
-// hold waits for fits to say yes, trying again on each delivery taken and
-// every recheck, while draining says that what the request waits for had
-// a delivery taken since a time (ns since the Unix epoch), for at most
-// w.Hold and until ctx is done. It reports whether fits said yes.
-func (b *Budget) hold(ctx context.Context, w Wait, draining func(since int64) bool, fits func() bool) bool {
+// hold queues q for room and waits until it gets it, while draining says
+// that what the request waits for had a delivery taken since a time (ns
+// since the Unix epoch), for at most w.Hold and until ctx is done. It
+// reports whether q got its room.
+func (b *Budget) hold(ctx context.Context, w Wait, draining func(since int64) bool, q *waiter) bool {
 	c := w.Clock
 	if c == nil {
 		c = clock.System{}
 	}
-	b.room.waiting.Add(1)
-	defer b.room.waiting.Add(-1)
+	q.done = make(chan struct{})
+	b.enqueue(q)
 	deadline := c.Now().Add(w.Hold)
 	r := rechecker{clock: c, C: make(chan struct{}, 1)}
 	defer r.stop()
@@ -161,18 +300,23 @@ func (b *Budget) hold(ctx context.Context, w Wait, draining func(since int64) bo
 		now := c.Now()
 		left := deadline.Sub(now)
 		if left <= 0 || !draining(now.UnixNano()-int64(w.Hold)) {
-			return false
-		}
-		woken := b.room.wait()
-		if fits() {
-			return true
+			return b.leave(q)
 		}
 		r.arm(min(left, recheck))
 		select {
-		case <-woken:
+		case <-q.done:
+			return true
 		case <-r.C:
+			// Each held request's recheck would offer the queue room; one
+			// offer a recheck's time is enough for all of them.
+			now := c.Now().UnixNano()
+			if last := b.room.walked.Load(); now-last >= int64(recheck) && b.room.walked.CompareAndSwap(last, now) {
+				b.room.mu.Lock()
+				b.offer()
+				b.room.mu.Unlock()
+			}
 		case <-ctx.Done():
-			return false
+			return b.leave(q)
 		}
 	}
 }

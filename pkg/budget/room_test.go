@@ -306,3 +306,165 @@ func TestAdmitWithin(t *testing.T) {
 		t.Fatal("the request is still held after a delivery made room")
 	}
 }
+
+// stillHeld fails the test if a request has been answered.
+func stillHeld(t *testing.T, name string, done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		t.Fatalf("%s answered (%v) while requests held before it waited for the room", name, err)
+	default:
+	}
+}
+
+// TestReserveWithin_OldestFirst: room goes to the held requests in the
+// order they came. Woken together, two requests raced for it, and the
+// loser of every race was refused after its hold while the other was
+// accepted; so each round here starts the requests again.
+func TestReserveWithin_OldestFirst(t *testing.T) {
+	for range 10 {
+		f := newRoomFixture(t, time.Hour)
+		f.drain(t)
+		two := budget.Claim{Sub: f.a.Sub, Share: f.a.Share, Events: 2, Bytes: 20}
+		first := f.reserve(context.Background(), two)
+		f.heldFor(t, 1)
+		second := f.reserve(context.Background(), two)
+		f.heldFor(t, 2)
+		f.held.Delivered(f.a.Share, 10, f.clock.Now())
+		f.held.Delivered(f.a.Share, 10, f.clock.Now()) // room for one of them
+		if err := result(t, first); err != nil {
+			t.Fatalf("the request held first: %v; want it accepted with the first room", err)
+		}
+		stillHeld(t, "the request held second", second)
+		f.held.Delivered(f.a.Share, 10, f.clock.Now())
+		f.held.Delivered(f.a.Share, 10, f.clock.Now())
+		if err := result(t, second); err != nil {
+			t.Fatalf("the request held second: %v; want it accepted with the next room", err)
+		}
+	}
+}
+
+// TestReserveWithin_ArrivalQueuesBehind: a request that arrives while
+// another is held for a share it claims waits its turn, even if it would
+// fit now.
+func TestReserveWithin_ArrivalQueuesBehind(t *testing.T) {
+	f := newRoomFixture(t, time.Hour)
+	f.drain(t)
+	two := budget.Claim{Sub: f.a.Sub, Share: f.a.Share, Events: 2, Bytes: 20}
+	first := f.reserve(context.Background(), two)
+	f.heldFor(t, 1)
+	f.held.Delivered(f.a.Share, 10, f.clock.Now()) // room for one delivery: not for the held request
+	later := f.reserve(context.Background(), f.a)
+	f.heldFor(t, 2)
+	f.held.Delivered(f.a.Share, 10, f.clock.Now())
+	if err := result(t, first); err != nil {
+		t.Fatalf("the request held first: %v; want it accepted", err)
+	}
+	stillHeld(t, "the request that arrived later", later)
+	f.held.Delivered(f.a.Share, 10, f.clock.Now())
+	if err := result(t, later); err != nil {
+		t.Fatalf("the request that arrived later: %v; want it accepted in its turn", err)
+	}
+}
+
+// twoShares is a budget on a fake clock whose subscriptions a and b
+// each hold a full share, have each had a delivery taken (they are
+// draining), and have a request held for them: onA, of 2 deliveries, held
+// first, and onB, of 1. h holds the shares' first n-1 deliveries.
+type twoShares struct {
+	b        *budget.Budget
+	clock    *fakeclock.Clock
+	wait     budget.Wait
+	c        []budget.Claim
+	h        []*budget.Hold
+	onA, onB <-chan error
+}
+
+// heldOnEach returns twoShares with shares of l each holding n deliveries
+// of 10 bytes.
+func heldOnEach(t *testing.T, l budget.Limits, n int64) *twoShares {
+	t.Helper()
+	f := &twoShares{b: budget.New(l), clock: fakeclock.New()}
+	f.wait = budget.Wait{Hold: time.Hour, Clock: f.clock}
+	for _, name := range []string{"a", "b"} {
+		c := budget.Claim{Sub: sub(name), Share: new(budget.Share), Events: n, Bytes: 10 * n}
+		h, err := f.b.Reserve(c.Events, c.Bytes, time.Time{}, []budget.Claim{c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Delivered(c.Share, 10, f.clock.Now())
+		if _, err := f.b.Reserve(1, 10, time.Time{}, []budget.Claim{{Sub: c.Sub, Share: c.Share, Events: 1, Bytes: 10}}); err != nil {
+			t.Fatal(err)
+		}
+		f.c, f.h = append(f.c, c), append(f.h, h)
+	}
+	f.onA = reserveIn(f.b, f.wait, budget.Claim{Sub: f.c[0].Sub, Share: f.c[0].Share, Events: 2, Bytes: 20})
+	heldIn(t, f.b, 1)
+	f.onB = reserveIn(f.b, f.wait, budget.Claim{Sub: f.c[1].Sub, Share: f.c[1].Share, Events: 1, Bytes: 10})
+	heldIn(t, f.b, 2)
+	return f
+}
+
+// deliver has subscription i (0: a, 1: b) take a delivery.
+func (f *twoShares) deliver(i int) { f.h[i].Delivered(f.c[i].Share, 10, f.clock.Now()) }
+
+// reserveIn asks b, in the background, for the deliveries of c.
+func reserveIn(b *budget.Budget, wait budget.Wait, c budget.Claim) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.ReserveWithin(context.Background(), wait, c.Events, c.Bytes, time.Time{}, []budget.Claim{c})
+		done <- err
+	}()
+	return done
+}
+
+// heldIn waits until n requests are held for room in b.
+func heldIn(t *testing.T, b *budget.Budget, n int) {
+	t.Helper()
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if w := b.Waiting(); w != n {
+			return fmt.Errorf("%d requests held for room; want %d", w, n)
+		}
+		return nil
+	})
+}
+
+// TestReserveWithin_OtherSharesGoOn: a request held for one share does
+// not hold up those for another, held or arriving.
+func TestReserveWithin_OtherSharesGoOn(t *testing.T) {
+	f := heldOnEach(t, budget.Limits{Events: 100, Bytes: 10000, EventsPerSubscription: 5, BytesPerSubscription: 400}, 5)
+	f.deliver(1)
+	if err := result(t, f.onB); err != nil {
+		t.Fatalf("held for b after a request held for a: %v; want it accepted with b's room", err)
+	}
+	stillHeld(t, "the request held for a", f.onA)
+	f.deliver(1)
+	if err := result(t, reserveIn(f.b, f.wait, budget.Claim{Sub: f.c[1].Sub, Share: f.c[1].Share, Events: 1, Bytes: 10})); err != nil {
+		t.Fatalf("arriving for b while a request is held for a: %v; want it accepted at once", err)
+	}
+	f.deliver(0)
+	f.deliver(0)
+	if err := result(t, f.onA); err != nil {
+		t.Fatalf("held for a: %v; want it accepted with a's room", err)
+	}
+}
+
+// TestReserveWithin_BrokerRoomOldestFirst: when the broker's own bounds
+// are what is full, their room too goes to the held requests in the order
+// they came, whichever shares they claim.
+func TestReserveWithin_BrokerRoomOldestFirst(t *testing.T) {
+	// Shares of 5 holding 3 each, and a broker of 6: full.
+	f := heldOnEach(t, budget.Limits{Events: 6, Bytes: 10000, EventsPerSubscription: 5, BytesPerSubscription: 400}, 3)
+	first, second := f.onA, f.onB
+	f.deliver(0) // room in the broker for the second request, not the first
+	stillHeld(t, "the request held second", second)
+	f.deliver(1)
+	if err := result(t, first); err != nil {
+		t.Fatalf("the request held first: %v; want it accepted with the broker's room", err)
+	}
+	stillHeld(t, "the request held second", second)
+	f.deliver(1)
+	if err := result(t, second); err != nil {
+		t.Fatalf("the request held second: %v; want it accepted in its turn", err)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -466,5 +468,89 @@ func TestReserveWithin_BrokerRoomOldestFirst(t *testing.T) {
 	f.deliver(1)
 	if err := result(t, second); err != nil {
 		t.Fatalf("the request held second: %v; want it accepted in its turn", err)
+	}
+}
+
+// TestReserveWithin_ManyHeld: many requests held at once for two shares,
+// some giving up while deliveries make room: each one that waits is
+// accepted in its turn, and nothing is left behind: every room taken is
+// given back, and no request stays counted as held.
+func TestReserveWithin_ManyHeld(t *testing.T) {
+	b := budget.New(budget.Limits{Events: 40, Bytes: 1 << 20, EventsPerSubscription: 25, BytesPerSubscription: 1 << 19})
+	wait := budget.Wait{Hold: time.Minute}
+	shares := []*budget.Share{new(budget.Share), new(budget.Share)}
+	type taken struct {
+		h     *budget.Hold
+		share *budget.Share
+		n     int
+	}
+	holds := make(chan taken, 1000)
+	// The subscribers: each takes the deliveries of the requests accepted,
+	// one at a time.
+	var subscribers sync.WaitGroup
+	for range 4 {
+		subscribers.Add(1)
+		go func() {
+			defer subscribers.Done()
+			for tk := range holds {
+				for range tk.n {
+					tk.h.Delivered(tk.share, 10, time.Now())
+				}
+			}
+		}()
+	}
+	// Both shares, and the broker, are draining: they have had a delivery
+	// taken.
+	for _, s := range shares {
+		h, err := b.Reserve(1, 10, time.Time{}, []budget.Claim{{Sub: sub("p"), Share: s, Events: 1, Bytes: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Delivered(s, 10, time.Now())
+	}
+	var publishers sync.WaitGroup
+	var accepted, refused atomic.Int64
+	for p := range 16 {
+		publishers.Add(1)
+		go func() {
+			defer publishers.Done()
+			for i := range 50 {
+				s := shares[(p+i)%2]
+				n := int64(1 + (p+i)%5)
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%7 == 3 {
+					cancel() // gives up at once, while others are held
+				}
+				h, err := b.ReserveWithin(ctx, wait, n, 10*n, time.Time{}, []budget.Claim{{Sub: sub("s"), Share: s, Events: n, Bytes: 10 * n}})
+				cancel()
+				switch {
+				case err == nil:
+					accepted.Add(1)
+					holds <- taken{h, s, int(n)}
+				case eventgrid.ErrorCode(err) == eventgrid.EQueueFull && i%7 == 3:
+					refused.Add(1)
+				default:
+					t.Errorf("reserve of a request that waited: %v; want it accepted in its turn", err)
+				}
+			}
+		}()
+	}
+	publishers.Wait()
+	close(holds)
+	subscribers.Wait()
+	t.Logf("%d accepted, %d refused", accepted.Load(), refused.Load())
+	if events, bytes := b.Used(); events != 0 || bytes != 0 {
+		t.Errorf("the budget holds %d events, %d bytes after every delivery; want none", events, bytes)
+	}
+	for i, s := range shares {
+		if events, bytes := s.Used(); events != 0 || bytes != 0 {
+			t.Errorf("share %d holds %d events, %d bytes after every delivery; want none", i, events, bytes)
+		}
+	}
+	if w := b.Waiting(); w != 0 {
+		t.Errorf("%d requests counted as held after all were answered", w)
+	}
+	if accepted.Load() == 0 {
+		t.Error("no request accepted")
 	}
 }

@@ -23,12 +23,12 @@ import (
 // request, read and decoded, per refusal and retry; and a dead subscriber,
 // which takes nothing, still gets its refusal at once.
 //
-// Room goes to the held requests in the order they came, for each share:
-// woken together, they raced for it, and with a few publishers behind one
-// slow subscriber the loser of every race was refused after its hold
-// while the others were accepted. A request that arrives while others are
-// held for a share it claims queues behind them; one held for a share
-// does not hold up requests for other shares.
+// Room goes to the held requests in the order they came, for each share,
+// so that no request is refused after its hold while younger ones for the
+// same subscription are accepted, as one that raced the others for each
+// room could be. A request that arrives while others are held for a share
+// it claims queues behind them; one held for a share does not hold up
+// requests for other shares.
 
 // Wait says how a request that does not fit now waits for room.
 type Wait struct {

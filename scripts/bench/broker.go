@@ -234,6 +234,30 @@ func (b *broker) healthy(c *http.Client) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// collect has the broker, started with debug__pprofAddress=addr, run a
+// garbage collection (Go's heap profile endpoint with gc=1 runs one before
+// it answers), and waits until its trace has been read, so that liveHeap
+// is the heap left live by it.
+func (b *broker) collect(addr string) error {
+	n := b.gcCycles.Load()
+	c := &http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Get("http://" + addr + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		return fmt.Errorf("asking the broker for a garbage collection: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("asking the broker for a garbage collection: %s", resp.Status)
+	}
+	for deadline := time.Now().Add(10 * time.Second); b.gcCycles.Load() == n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return errors.New("the broker printed no trace of the garbage collection it was asked for (is GODEBUG=gctrace=1 set?)")
+		}
+	}
+	return nil
+}
+
 // usage is a snapshot of the broker's CPU time and memory.
 type usage struct {
 	ticks int64

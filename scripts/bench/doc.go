@@ -21,7 +21,9 @@
 //	   after -hang-timeout); the other nine are compared with c
 //	e  backlog: -backlog events queued for a dead subscriber (connection
 //	   refused, one-hour back-off) with broker__maxQueuedEvents at the same
-//	   number, then -overflow publish requests past that limit
+//	   number, then -overflow publish requests past that limit, in rounds
+//	   after each of which the broker collects its garbage (asked through
+//	   its profiling endpoints), so that its live heap shows what it keeps
 //	f  latency: one event per request at a fixed rate (-rate), open loop,
 //	   unbatched delivery
 //	ar, br  a and b through a bare Go relay instead of the broker: this

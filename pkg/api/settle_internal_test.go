@@ -47,8 +47,8 @@ func FuzzLockTokensAgreesWithEncodingJSON(f *testing.F) {
 }
 
 // TestWriteSettled_AsEncodingJSON: a settlement's answer is the bytes,
-// headers (and its length) and status that c.JSON writes, with tokens and messages that
-// encoding/json escapes or replaces, and without.
+// headers (and its length) and status that c.JSON writes, with tokens and
+// messages that encoding/json escapes or replaces, and without.
 func TestWriteSettled_AsEncodingJSON(t *testing.T) {
 	for _, res := range []pull.Result{
 		{},

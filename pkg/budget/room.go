@@ -68,15 +68,11 @@ type waiter struct {
 	done  chan struct{} // closed when fits said yes
 }
 
-// queuedOn reports whether requests are held for a share that claims
-// take part of: a request that arrives then waits its turn behind them.
-func queuedOn(claims []Claim) bool {
-	for _, c := range claims {
-		if c.Share != nil && c.Share.queued.Load() > 0 {
-			return true
-		}
-	}
-	return false
+// queuedOn returns the index of the first of claims whose share has
+// requests held for it, or -1: a request that arrives then waits its turn
+// behind them.
+func queuedOn(claims []Claim) int {
+	return slices.IndexFunc(claims, func(c Claim) bool { return c.Share != nil && c.Share.queued.Load() > 0 })
 }
 
 // enqueue adds w to the back of the queue and offers the queue room.
@@ -238,7 +234,7 @@ func (b *Budget) Waiting() int { return int(b.room.waiting.Load()) }
 // subscriber that takes nothing (dead, or failing every attempt), gets its
 // error at once; one held in vain gets Reserve's EQueueFull.
 func (b *Budget) ReserveWithin(ctx context.Context, w Wait, events, bytes int64, accepted time.Time, claims []Claim) (*Hold, error) {
-	if w.Hold <= 0 || !queuedOn(claims) {
+	if w.Hold <= 0 || queuedOn(claims) < 0 {
 		h, err := b.Reserve(events, bytes, accepted, claims)
 		if eventgrid.ErrorCode(err) != eventgrid.EQueueFull || w.Hold <= 0 {
 			return h, err
@@ -260,10 +256,8 @@ func (b *Budget) ReserveWithin(ctx context.Context, w Wait, events, bytes int64,
 // its turn: it names a share it claims that others are held for, or, when
 // none is, the broker.
 func (b *Budget) heldFull(claims []Claim) error {
-	for _, c := range claims {
-		if c.Share != nil && c.Share.queued.Load() > 0 {
-			return b.shareFull(c)
-		}
+	if i := queuedOn(claims); i >= 0 {
+		return b.shareFull(claims[i])
 	}
 	return b.brokerFull()
 }
@@ -311,9 +305,7 @@ func (b *Budget) hold(ctx context.Context, w Wait, draining func(since int64) bo
 			// offer a recheck's time is enough for all of them.
 			now := c.Now().UnixNano()
 			if last := b.room.walked.Load(); now-last >= int64(recheck) && b.room.walked.CompareAndSwap(last, now) {
-				b.room.mu.Lock()
-				b.offer()
-				b.room.mu.Unlock()
+				b.notify()
 			}
 		case <-ctx.Done():
 			return b.leave(q)

@@ -2,6 +2,7 @@ package tests_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -126,7 +127,16 @@ func TestLiveConfig_TypoMoveKeepsTheQueue(t *testing.T) {
 	b := startBroker(t, fastEnv("desired_config_file", filepath.Join(cm.dir, "desired.json"),
 		"desired_config_pollIntervalInSeconds", "1", "broker__replicas", "2"))
 	waitReady(t, b)
-	if l := b.Logs("this broker is one of several replicas and holds queue subscriptions: each replica keeps its own queue, so an event published through the Service to one pod can be received only from that pod, and a lock taken on one pod is unknown to the others; run one replica, or one broker per queue consumer group (docs/kubernetes.md)"); len(l) != 1 || l[0]["queueSubscriptions"] != "orders/app1" {
+	// The warning follows the configuration's first application, which
+	// /readyz may report before the line is logged and read.
+	const warning = "this broker is one of several replicas and holds queue subscriptions: each replica keeps its own queue, so an event published through the Service to one pod can be received only from that pod, and a lock taken on one pod is unknown to the others; run one replica, or one broker per queue consumer group (docs/kubernetes.md)"
+	eventually(t, 10*time.Second, func() error {
+		if l := b.Logs(warning); len(l) == 0 {
+			return errors.New("no replicas warning logged")
+		}
+		return nil
+	})
+	if l := b.Logs(warning); len(l) != 1 || l[0]["queueSubscriptions"] != "orders/app1" {
 		t.Errorf("replicas warning lines %v, want one naming orders/app1", l)
 	}
 	for i := range 4 {

@@ -20,6 +20,12 @@ type Event struct {
 	// false when a CloudEvent has none.
 	Subject    string
 	HasSubject bool
+	// Plain reports that the decoder built this EventGridSchema Body with
+	// every string member printable ASCII without escapes, so that each
+	// member's literal is its value in quotes: a conversion then finds the
+	// members by their lengths instead of scanning for them. (Like DataAt,
+	// it sits in HasSubject's padding.)
+	Plain bool
 	// DataAt is where the value of data starts in an EventGridSchema Body
 	// the decoder built, so that a conversion need not scan the data it
 	// copies; it is 0 when that Body has no data or Body was built

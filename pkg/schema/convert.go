@@ -60,7 +60,7 @@ func appendEventGridToCloudEvent(dst, body []byte) ([]byte, error) {
 	if !isObject {
 		return dst, errors.Join(ErrNotConvertible, errors.New("the event is not a JSON object"))
 	}
-	return appendCloudEvent(dst, &m, len(body))
+	return appendCloudEvent(dst, &m, len(body), false)
 }
 
 // CloudEventOf is EventGridToCloudEvent of ev.Body, ev being an event of an
@@ -77,15 +77,21 @@ func CloudEventOf(ev *eventgrid.Event) ([]byte, error) {
 // allocates nothing.
 func AppendCloudEventOf(dst []byte, ev *eventgrid.Event) ([]byte, error) {
 	var m members
+	if ev.Plain && plainMembers(ev, &m) {
+		return appendCloudEvent(dst, &m, len(ev.Body), true)
+	}
 	if ev.DataAt <= 0 || !canonicalMembers(ev.Body, int(ev.DataAt), &m) {
 		return appendEventGridToCloudEvent(dst, ev.Body)
 	}
-	return appendCloudEvent(dst, &m, len(ev.Body))
+	return appendCloudEvent(dst, &m, len(ev.Body), false)
 }
 
 // appendCloudEvent appends the CloudEvent of the EventGridSchema members
-// m, read from a body of size bytes, to dst.
-func appendCloudEvent(dst []byte, m *members, size int) ([]byte, error) {
+// m, read from a body of size bytes, to dst. plain says that the members
+// are those of an Event the decoder marked Plain: their string literals
+// are then printable ASCII without escapes, which the CloudEvent takes as
+// they are, and the eventTime is a timestamp the decoder checked.
+func appendCloudEvent(dst []byte, m *members, size int, plain bool) ([]byte, error) {
 	for _, f := range [...]int{egID, egTopic, egEventType} {
 		if v := m.val[f]; !isString(v) || len(v) == 2 {
 			return dst, errors.Join(ErrNotConvertible, errors.New(egNames[f]+" is missing or empty"))
@@ -98,28 +104,26 @@ func appendCloudEvent(dst []byte, m *members, size int) ([]byte, error) {
 		copy(out, dst)
 	}
 	out = append(out, `{"specversion":"1.0","id":`...)
-	out = appendText(out, m.val[egID])
+	out = appendTextOf(out, m.val[egID], plain)
 	out = append(out, `,"source":`...)
 	out = appendSource(out, m.val[egTopic])
 	out = append(out, `,"type":`...)
-	out = appendText(out, m.val[egEventType])
-	if v := m.val[egSubject]; presentText(v) {
+	out = appendTextOf(out, m.val[egEventType], plain)
+	if v := m.val[egSubject]; presentTextOf(v, plain) {
 		out = append(out, `,"subject":`...)
-		out = appendText(out, v)
+		out = appendTextOf(out, v, plain)
 	}
-	if v := m.val[egEventTime]; isString(v) {
-		if s, _ := plainOrUnquoted(v); validTimestamp(s) {
-			out = append(out, `,"time":`...)
-			out = append(out, v...)
-		}
+	if v := m.val[egEventTime]; isString(v) && (plain || validTimestampLiteral(v)) {
+		out = append(out, `,"time":`...)
+		out = append(out, v...)
 	}
 	data := m.val[egData]
 	if data != nil {
 		out = append(out, `,"datacontenttype":"application/json"`...)
 	}
-	if v := m.val[egDataVersion]; presentText(v) {
+	if v := m.val[egDataVersion]; presentTextOf(v, plain) {
 		out = append(out, `,"dataversion":`...)
-		out = appendText(out, v)
+		out = appendTextOf(out, v, plain)
 	}
 	if data != nil {
 		out = append(out, `,"data":`...)
@@ -133,6 +137,31 @@ func appendCloudEvent(dst []byte, m *members, size int) ([]byte, error) {
 func presentText(v []byte) bool {
 	s, ok := plainOrUnquoted(v)
 	return ok && !isBlank(s)
+}
+
+// validTimestampLiteral reports whether the JSON string literal v holds
+// an RFC 3339 timestamp.
+func validTimestampLiteral(v []byte) bool {
+	s, _ := plainOrUnquoted(v)
+	return validTimestamp(s)
+}
+
+// presentTextOf is presentText(v), for a plain literal v (printable ASCII
+// without escapes) without checking that again.
+func presentTextOf(v []byte, plain bool) bool {
+	if !plain {
+		return presentText(v)
+	}
+	return len(v) > 2 && (v[1] != ' ' || strings.TrimSpace(string(v[1:len(v)-1])) != "")
+}
+
+// appendTextOf is appendText(out, v), for a plain literal v without
+// checking that again: appendText keeps one as it is.
+func appendTextOf(out, v []byte, plain bool) []byte {
+	if plain {
+		return append(out, v...)
+	}
+	return appendText(out, v)
 }
 
 // plainOrUnquoted is unquote(v), taking the common case (printable ASCII

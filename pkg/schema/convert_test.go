@@ -23,45 +23,53 @@ func TestConverts(t *testing.T) {
 
 func TestEventGridToCloudEvent(t *testing.T) {
 	tests := []struct {
-		name string
-		in   string // an EventGridSchema event as published to topic t1
-		want string
+		name  string
+		in    string // an EventGridSchema event as published to topic t1
+		want  string
+		plain bool // every string member printable ASCII without escapes
 	}{
 		{
 			"AllMembers",
 			`{"id":"e1","subject":"/a/b","eventType":"Contoso.Item","eventTime":"2024-05-06T07:08:09.123Z","data":{"n":1,"s":"x"},"dataVersion":"2.0"}`,
 			`{"specversion":"1.0","id":"e1","source":"t1","type":"Contoso.Item","subject":"/a/b","time":"2024-05-06T07:08:09.123Z","datacontenttype":"application/json","dataversion":"2.0","data":{"n":1,"s":"x"}}`,
+			true,
 		},
 		{
 			"NoData",
 			`{"id":"e1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","dataVersion":"1"}`,
 			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","dataversion":"1"}`,
+			true,
 		},
 		{
 			"NullData",
 			`{"id":"e1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":null,"dataVersion":"1"}`,
 			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","dataversion":"1","data":null}`,
+			true,
 		},
 		{
 			"StringAndArrayData",
 			`{"id":"e1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":["a",{"b":"c"}],"dataVersion":"1"}`,
 			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","dataversion":"1","data":["a",{"b":"c"}]}`,
+			true,
 		},
 		{
 			"EmptySubjectAndDataVersionLeftOut",
 			`{"id":"e1","subject":"","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":1,"dataVersion":""}`,
 			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","data":1}`,
+			true,
 		},
 		{
 			"BlankSubjectAndDataVersionLeftOut",
 			`{"id":"e1","subject":" \u00a0","eventType":"T","eventTime":"2024-05-06T07:08:09Z","dataVersion":"  "}`,
 			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","time":"2024-05-06T07:08:09Z"}`,
+			false,
 		},
 		{
 			// EventGridSchema allows what a CloudEvents String does not.
 			"ControlCharactersAndNoncharactersReplaced",
 			`{"id":"e\u0000","subject":"a\nb","eventType":"T\u0085","eventTime":"2024-05-06T07:08:09Z","dataVersion":"\uFFFF1","data":"\u0001"}`,
 			`{"specversion":"1.0","id":"e�","source":"t1","type":"T�","subject":"a�b","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","dataversion":"�1","data":"\u0001"}`,
+			false,
 		},
 		{
 			// data may hold the text of the key after it; a string cannot
@@ -69,11 +77,13 @@ func TestEventGridToCloudEvent(t *testing.T) {
 			"KeyTextInDataAndDataVersion",
 			`{"id":"e1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":{"x":",\"dataVersion\":","dataVersion":{"dataVersion":"2"}},"dataVersion":"1\",\"dataVersion\":\"3"}`,
 			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","time":"2024-05-06T07:08:09Z","datacontenttype":"application/json","dataversion":"1\",\"dataVersion\":\"3","data":{"x":",\"dataVersion\":","dataVersion":{"dataVersion":"2"}}}`,
+			false,
 		},
 		{
 			"EscapesKept",
 			`{"id":"e\"1","subject":"caf\u00e9","eventType":"T\\x","eventTime":"2024-05-06T07:08:09+02:00","data":"line\nbreak","dataVersion":"1"}`,
 			`{"specversion":"1.0","id":"e\"1","source":"t1","type":"T\\x","subject":"caf\u00e9","time":"2024-05-06T07:08:09+02:00","datacontenttype":"application/json","dataversion":"1","data":"line\nbreak"}`,
+			false,
 		},
 	}
 	for _, tt := range tests {
@@ -87,7 +97,11 @@ func TestEventGridToCloudEvent(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, tt.want)
 			}
 			// CloudEventOf reads the decoder's layout instead of scanning,
-			// to the same result.
+			// to the same result: by the members' lengths when they are
+			// plain.
+			if eg.Plain != tt.plain || schema.HasPlainLayout(eg) != tt.plain {
+				t.Errorf("Plain = %v, with the layout %v; want %v", eg.Plain, schema.HasPlainLayout(eg), tt.plain)
+			}
 			if eg.DataAt > 0 && !schema.HasCanonicalLayout(eg.Body, int(eg.DataAt)) {
 				t.Errorf("CloudEventOf would scan the decoder's body %s (data at %d)", eg.Body, eg.DataAt)
 			}
@@ -126,16 +140,25 @@ func TestEventGridToCloudEvent_NotConvertible(t *testing.T) {
 // An event whose DataAt does not fit its Body, as one built elsewhere may
 // have, is converted by scanning it.
 func TestCloudEventOf_LayoutNotTheDecodersScanned(t *testing.T) {
-	eg := MustDecodeBatch(t, eventgrid.EventGridSchema, `[`+egFull+`]`)[0]
-	want, err := schema.EventGridToCloudEvent(eg.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, at := range []int32{0, 1, eg.DataAt - 1, eg.DataAt + 1, int32(len(eg.Body)), 1 << 30} {
-		ev := *eg
-		ev.DataAt = at
-		if got, err := schema.CloudEventOf(&ev); err != nil || string(got) != string(want) {
-			t.Errorf("DataAt %d: got %s, %v\nwant %s", at, got, err, want)
+	// A plain event, so that the conversion by the members' lengths must
+	// find the misfit too; one with string data, whose quotes could pass
+	// for the end of eventTime.
+	stringData := strings.Replace(egFull, `{"a":1}`, `"x"`, 1)
+	for _, in := range []string{egFull, stringData} {
+		eg := MustDecodeBatch(t, eventgrid.EventGridSchema, `[`+in+`]`)[0]
+		if !eg.Plain {
+			t.Fatalf("%s is not Plain", in)
+		}
+		want, err := schema.EventGridToCloudEvent(eg.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, at := range []int32{0, 1, eg.DataAt - 1, eg.DataAt + 1, int32(len(eg.Body)), 1 << 30} {
+			ev := *eg
+			ev.DataAt = at
+			if got, err := schema.CloudEventOf(&ev); err != nil || string(got) != string(want) {
+				t.Errorf("DataAt %d: got %s, %v\nwant %s", at, got, err, want)
+			}
 		}
 	}
 	for _, body := range []string{

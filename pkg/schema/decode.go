@@ -120,8 +120,10 @@ type decoder struct {
 	schema   eventgrid.InputSchema
 	topic    string
 	accepted time.Time
-	// qtopic is topic as a JSON string literal, for EventGridSchema bodies.
-	qtopic []byte
+	// qtopic is topic as a JSON string literal, for EventGridSchema bodies,
+	// and plainTopic whether it is plain (see plainText).
+	qtopic     []byte
+	plainTopic bool
 	// exts is CloudEvents scratch space, reused per event.
 	exts []extension
 }
@@ -137,6 +139,7 @@ func newDecoder(scratch *Scratch, s eventgrid.InputSchema, topic string, accepte
 	switch s {
 	case eventgrid.EventGridSchema:
 		d.qtopic = rawjson.AppendString(nil, topic)
+		_, d.plainTopic = plainText(d.qtopic)
 	case eventgrid.CustomEventSchema, eventgrid.CloudEventSchemaV1_0:
 	default:
 		return nil, eventgrid.Errorf(eventgrid.EInvalidSchema,

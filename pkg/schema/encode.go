@@ -90,15 +90,24 @@ func emptyObject(obj []byte) bool {
 // an Event's Body is never modified once decoding has built it, and the
 // string keeps the whole Body alive, which the Event does anyway.
 func stringAt(body []byte, off, n int) string {
-	inner := body[off+1 : off+n-1]
-	if len(inner) == 0 {
-		return ""
+	s, _ := textAt(body, off, n)
+	return s
+}
+
+// textAt is stringAt, and reports whether the literal is plain: printable
+// ASCII without escapes (see plainText), as most are, which it finds a word
+// at a time.
+func textAt(body []byte, off, n int) (s string, plain bool) {
+	lit := body[off : off+n]
+	if s, ok := plainText(lit); ok {
+		return s, true
 	}
+	inner := lit[1 : n-1]
 	for _, c := range inner {
 		if c == '\\' {
-			s, _ := rawjson.Unquote(body[off : off+n])
-			return s
+			s, _ := rawjson.Unquote(lit)
+			return s, false
 		}
 	}
-	return unsafe.String(&inner[0], len(inner))
+	return unsafe.String(&inner[0], len(inner)), false
 }

@@ -152,16 +152,19 @@ func (d *decoder) buildEventGrid(i int, m *members, id []byte) (*eventgrid.Event
 	b = append(b, kTail...)
 
 	ev := d.mem.event()
+	var plain [4]bool
+	_, timePlain := plainText(eventTime)
 	*ev = eventgrid.Event{
-		ID:          stringAt(b, idAt, len(id)),
-		Type:        stringAt(b, typeAt, len(eventType)),
-		Subject:     stringAt(b, subjectAt, len(subject)),
-		HasSubject:  true,
-		DataAt:      int32(dataAt), // MaxEventSize bounds it
-		DataVersion: stringAt(b, dataVersionAt, len(dataVersion)),
-		Body:        b,
-		Accepted:    d.accepted,
+		HasSubject: true,
+		DataAt:     int32(dataAt), // MaxEventSize bounds it
+		Body:       b,
+		Accepted:   d.accepted,
 	}
+	ev.ID, plain[0] = textAt(b, idAt, len(id))
+	ev.Type, plain[1] = textAt(b, typeAt, len(eventType))
+	ev.Subject, plain[2] = textAt(b, subjectAt, len(subject))
+	ev.DataVersion, plain[3] = textAt(b, dataVersionAt, len(dataVersion))
+	ev.Plain = d.plainTopic && timePlain && plain == [4]bool{true, true, true, true}
 	return ev, nil
 }
 
@@ -192,6 +195,68 @@ func canonicalMembers(body []byte, dataAt int, m *members) bool {
 	m.val[egData], m.exact[egData] = body[dataAt:dataEnd], true
 	m.val[egDataVersion], m.exact[egDataVersion] = dataVersion, true
 	return true
+}
+
+// plainMembers reads into m the members of ev.Body, which the decoder built
+// and marked Plain, from their lengths: each string member's literal is its
+// value in quotes, the topic's ends at the first quote after its opening
+// one, and the eventTime's at data's key (or dataVersion's, without data).
+// Only the keys are checked, a few bytes each. It reports false, m
+// unspecified, when the body does not have that layout.
+func plainMembers(ev *eventgrid.Event, m *members) bool {
+	body := ev.Body
+	id, i, ok := literalAt(body, 0, kID, len(ev.ID)+2)
+	if !ok || !hasAt(body, i, kTopic) || i+len(kTopic) >= len(body) {
+		return false
+	}
+	t := i + len(kTopic)
+	end := bytes.IndexByte(body[t+1:], '"')
+	if end < 0 {
+		return false
+	}
+	topic := body[t : t+end+2]
+	subject, i, ok := literalAt(body, t+end+2, kSubject, len(ev.Subject)+2)
+	if !ok {
+		return false
+	}
+	eventType, i, ok := literalAt(body, i, kEventType, len(ev.Type)+2)
+	if !ok || !hasAt(body, i, kEventTime) {
+		return false
+	}
+	timeAt := i + len(kEventTime)
+	dvEnd := len(body) - len(kTail)
+	dvKey := dvEnd - len(ev.DataVersion) - 2 - len(kDataVersion)
+	if dvKey < timeAt || !hasAt(body, dvEnd, kTail) || !hasAt(body, dvKey, kDataVersion) {
+		return false
+	}
+	timeEnd := dvKey
+	if ev.DataAt > 0 {
+		timeEnd = int(ev.DataAt) - len(kData)
+		if timeEnd < timeAt || int(ev.DataAt) > dvKey || !hasAt(body, timeEnd, kData) {
+			return false
+		}
+		m.val[egData] = body[ev.DataAt:dvKey]
+	}
+	eventTime := body[timeAt:timeEnd]
+	if len(eventTime) < 2 || eventTime[0] != '"' || eventTime[len(eventTime)-1] != '"' ||
+		bytes.IndexByte(eventTime[1:len(eventTime)-1], '"') >= 0 {
+		return false // DataAt does not fit the body
+	}
+	m.val[egID], m.val[egTopic], m.val[egSubject], m.val[egEventType] = id, topic, subject, eventType
+	m.val[egEventTime] = eventTime
+	m.val[egDataVersion] = body[dvKey+len(kDataVersion) : dvEnd]
+	return true
+}
+
+// literalAt returns the n bytes of body after key, which must be at i, and
+// where they end; ok is false unless they are there and quoted.
+func literalAt(body []byte, i int, key string, n int) (lit []byte, end int, ok bool) {
+	start := i + len(key)
+	end = start + n
+	if !hasAt(body, i, key) || end > len(body) || n < 2 || body[start] != '"' || body[end-1] != '"' {
+		return nil, 0, false
+	}
+	return body[start:end], end, true
 }
 
 // dataVersionAtEnd returns the dataVersion string literal of a body that
@@ -226,7 +291,7 @@ func escaped(b []byte, i int) bool {
 
 // hasAt reports whether b holds s at offset i.
 func hasAt(b []byte, i int, s string) bool {
-	return i <= len(b) && bytes.HasPrefix(b[i:], []byte(s))
+	return i >= 0 && i+len(s) <= len(b) && string(b[i:i+len(s)]) == s
 }
 
 // checkDefaultID returns an error unless the id string literal id is

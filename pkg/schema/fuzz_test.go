@@ -117,6 +117,9 @@ func checkFuzzedEvent(t *testing.T, s eventgrid.InputSchema, ev *eventgrid.Event
 		if ev.DataAt > 0 && !schema.HasCanonicalLayout(ev.Body, int(ev.DataAt)) {
 			t.Fatalf("CloudEventOf scans the decoder's body %q (data at %d)", ev.Body, ev.DataAt)
 		}
+		if ev.Plain && !schema.HasPlainLayout(ev) {
+			t.Fatalf("CloudEventOf scans the decoder's plain body %q", ev.Body)
+		}
 		// An id or eventType of white space is kept: valid by the
 		// CloudEvents specification, if refused at a CloudEvents topic and
 		// by the Go SDK, which trims both (docs/design.md, "Schema

@@ -79,44 +79,101 @@ func (s *Server) waitingReceive(ctx context.Context, sub *eventgrid.EventSubscri
 // writeReceived writes the answer of a receive, copying each event's body
 // from the queue, which shares it with every receive of the event, through
 // a buffer of at most answerChunk bytes and never larger than the answer:
-// an answer takes no more memory of its own than its envelopes, that buffer
-// and the connection's, however large its events, and the bodies stay
-// counted in the queue budget while they are locked. Gathering the answer's small pieces (an envelope, a body of
-// 1 KiB) into large writes takes a few system calls per answer instead of
-// one every 4 KiB of the connection's buffer.
+// an answer takes no more memory of its own than that buffer and the
+// connection's, however large its events, and the bodies stay counted in
+// the queue budget while they are locked. Each envelope is written straight
+// into the buffer, its length found beforehand for the Content-Length.
+// Gathering the answer's small pieces (an envelope, a body of 1 KiB) into
+// large writes takes a few system calls per answer instead of one every
+// 4 KiB of the connection's buffer.
 func writeReceived(w *echo.Response, got []pull.Received) error {
-	const opening, closing = `{"value":[`, `]}`
-	heads := make([]byte, 0, len(got)*96)
-	ends := make([]int, len(got))
+	const opening = `{"value":[`
+	closing := `]}`
+	if len(got) > 0 {
+		closing = `}]}`
+	}
+	// The envelopes' lengths, and whether each lock token is written as it
+	// is (it always is, made by the store): on the stack for an answer of
+	// the most events a receive takes.
+	var lensOf [maxReceiveEvents]int32
+	var plainOf [maxReceiveEvents]bool
+	lens, plain := lensOf[:0], plainOf[:0]
+	if len(got) > maxReceiveEvents {
+		lens, plain = make([]int32, 0, len(got)), make([]bool, 0, len(got))
+	}
 	size := len(opening) + len(closing)
 	for i, r := range got {
-		if i > 0 {
-			heads = append(heads, ',')
-		}
-		heads = append(heads, `{"brokerProperties":{"lockToken":`...)
-		heads = rawjson.AppendString(heads, r.LockToken)
-		heads = append(heads, `,"deliveryCount":`...)
-		heads = strconv.AppendInt(heads, int64(r.DeliveryCount), 10)
-		heads = append(heads, `},"event":`...)
-		ends[i] = len(heads)
-		size += len(r.Body) + 1
+		n, p := envelopeLen(i, r)
+		lens, plain = append(lens, int32(n)), append(plain, p)
+		size += n + len(r.Body)
 	}
-	size += len(heads)
 	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	w.Header().Set(echo.HeaderContentLength, strconv.Itoa(size))
 	w.WriteHeader(http.StatusOK)
 	cw := newChunkWriter(w, size)
 	defer cw.free()
-	cw.write([]byte(opening))
-	start := 0
+	cw.writeString(opening)
 	for i, r := range got {
-		cw.write(heads[start:ends[i]])
+		if n := int(lens[i]); cw.room(n) {
+			cw.n += len(appendEnvelope(cw.buf[cw.n:cw.n:cw.n+n], i, r, plain[i]))
+		} else {
+			cw.write(appendEnvelope(nil, i, r, plain[i])) // larger than the buffer, or after an error
+		}
 		cw.write(r.Body)
-		cw.write([]byte{'}'})
-		start = ends[i]
 	}
-	cw.write([]byte(closing))
+	cw.writeString(closing)
 	return cw.flush()
+}
+
+// maxReceiveEvents is the most events one receive hands out.
+const maxReceiveEvents = 100
+
+// The envelope of a received event, around its lock token and delivery
+// count, up to the event's body; the envelope of every event but the first
+// starts by closing the one before.
+const (
+	envelopeNext  = `},`
+	envelopeToken = `{"brokerProperties":{"lockToken":`
+	envelopeCount = `,"deliveryCount":`
+	envelopeEvent = `},"event":`
+)
+
+// appendEnvelope appends the envelope of r, the event at index i of an
+// answer; plainToken says that its lock token needs no escapes.
+func appendEnvelope(dst []byte, i int, r pull.Received, plainToken bool) []byte {
+	if i > 0 {
+		dst = append(dst, envelopeNext...)
+	}
+	dst = append(dst, envelopeToken...)
+	if plainToken {
+		dst = append(dst, '"')
+		dst = append(dst, r.LockToken...)
+		dst = append(dst, '"')
+	} else {
+		dst = rawjson.AppendString(dst, r.LockToken)
+	}
+	dst = append(dst, envelopeCount...)
+	dst = strconv.AppendInt(dst, int64(r.DeliveryCount), 10)
+	return append(dst, envelopeEvent...)
+}
+
+// envelopeLen is the length of r's envelope at index i, and whether its
+// lock token needs no escapes.
+func envelopeLen(i int, r pull.Received) (n int, plainToken bool) {
+	token := rawjson.StringLen(r.LockToken)
+	n = len(envelopeToken) + token + len(envelopeCount) + len(envelopeEvent)
+	if i > 0 {
+		n += len(envelopeNext)
+	}
+	if r.DeliveryCount < 0 {
+		n++
+	}
+	for c := r.DeliveryCount; ; c /= 10 {
+		n++
+		if c > -10 && c < 10 {
+			return n, token == len(r.LockToken)+2
+		}
+	}
 }
 
 // answerChunk is the size of the writes of a receive answer: an answer of
@@ -148,6 +205,16 @@ func newChunkWriter(w io.Writer, size int) *chunkWriter {
 	return &chunkWriter{w: w, buf: p[:], pooled: p}
 }
 
+// room makes room for n more bytes in the buffer, writing what it holds
+// if need be, and reports whether they fit: false after an error, or when
+// n is larger than the buffer.
+func (cw *chunkWriter) room(n int) bool {
+	if cw.err == nil && cw.n+n > len(cw.buf) {
+		_ = cw.flush()
+	}
+	return cw.err == nil && cw.n+n <= len(cw.buf)
+}
+
 func (cw *chunkWriter) write(p []byte) {
 	if cw.err != nil {
 		return
@@ -162,6 +229,13 @@ func (cw *chunkWriter) write(p []byte) {
 		}
 	}
 	cw.n += copy(cw.buf[cw.n:], p)
+}
+
+// writeString is write of a string that fits the buffer at once.
+func (cw *chunkWriter) writeString(s string) {
+	if cw.room(len(s)) {
+		cw.n += copy(cw.buf[cw.n:], s)
+	}
 }
 
 // flush writes what is gathered, and returns the first error.

@@ -77,6 +77,21 @@ func compareDigits(n int, at func(int) byte, s string) int {
 
 const hexDigits = "0123456789abcdef"
 
+// StringLen is len(AppendString(nil, s)), found without writing it.
+func StringLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 0x20 && c != '"' && c != '\\':
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			n++
+		default:
+			n += 5
+		}
+	}
+	return n
+}
+
 // AppendString appends s to dst as a JSON string literal, escaping quotes,
 // backslashes and control characters. Other bytes, including non-ASCII
 // UTF-8, are copied as they are.

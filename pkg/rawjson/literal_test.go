@@ -48,5 +48,8 @@ func TestAppendString(t *testing.T) {
 		if err := json.Unmarshal(got[1:], &back); err != nil || back != s || got[0] != 'x' {
 			t.Errorf("AppendString(%q) = %s (%v)", s, got, err)
 		}
+		if n := rawjson.StringLen(s); n != len(got)-1 {
+			t.Errorf("StringLen(%q) = %d, want %d", s, n, len(got)-1)
+		}
 	}
 }

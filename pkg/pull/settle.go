@@ -23,7 +23,8 @@ func (q *queue) settle(tokens []string, kind string, delay time.Duration) Result
 		return res
 	}
 	now := q.s.opts.Clock.Now()
-	q.expireLocked(now, &fx) // a lock that has just expired is lost
+	q.expireLocked(now, &fx)                       // a lock that has just expired is lost
+	res.Succeeded = make([]string, 0, len(tokens)) // most settle
 	for _, t := range tokens {
 		if f := q.settleLocked(t, kind, delay, now, &fx); f != nil {
 			res.Failed = append(res.Failed, *f)

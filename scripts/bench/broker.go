@@ -215,12 +215,21 @@ func (b *broker) createTopic(c *http.Client, topic string) error {
 // subscribe creates a WebHook subscription to endpoint; batch > 0 sets
 // maxEventsPerBatch, 0 leaves delivery unbatched.
 func (b *broker) subscribe(c *http.Client, topic, name, endpoint string, batch int) error {
+	return b.subscribeIn(c, topic, name, endpoint, batch, "")
+}
+
+// subscribeIn is subscribe with the subscription's eventDeliverySchema,
+// unless it is empty.
+func (b *broker) subscribeIn(c *http.Client, topic, name, endpoint string, batch int, schema string) error {
 	props := fmt.Sprintf(`"endpointUrl":%q`, endpoint)
 	if batch > 0 {
 		props += fmt.Sprintf(`,"maxEventsPerBatch":%d`, batch)
 	}
-	body := `{"properties":{"destination":{"endpointType":"WebHook","properties":{` + props + `}}}}`
-	return b.put(c, "/topics/"+topic+"/eventSubscriptions/"+name, body)
+	body := `{"destination":{"endpointType":"WebHook","properties":{` + props + `}}`
+	if schema != "" {
+		body += fmt.Sprintf(`,"eventDeliverySchema":%q`, schema)
+	}
+	return b.put(c, "/topics/"+topic+"/eventSubscriptions/"+name, `{"properties":`+body+`}}`)
 }
 
 // healthy reports whether GET /healthz answers 200.

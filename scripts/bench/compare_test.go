@@ -58,3 +58,23 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("median of 1-4: %v", m)
 	}
 }
+
+// g/bc is reported beside g/b, but g keeps g/b's verdict: the bar.
+func TestCompare_AsideKeepsTheVerdict(t *testing.T) {
+	rs := []result{
+		{Scenario: "b", EventsPerSecond: 200000, CPUPer1000: 0.004},
+		{Scenario: "bc", EventsPerSecond: 180000, CPUPer1000: 0.005},
+		{Scenario: "g", EventsPerSecond: 150000, CPUPer1000: 0.0052},
+	}
+	got := compare(rs)
+	if !near(got["g/b"], 1.3) || !near(got["g/bc"], 1.04) {
+		t.Fatalf("ratios %v", got)
+	}
+	if g := rs[2]; g.Met == nil || *g.Met || g.Target != (comparison{of: "g", against: "b", cpu: true, target: 1.2}).bar() {
+		t.Fatalf("g judged %v against %q; want g/b's miss", g.Met, g.Target)
+	}
+	sums := summarizeRatios([]map[string]float64{got})
+	if len(sums) != 2 || sums[1].Name != "g/bc" || !sums[1].Met {
+		t.Fatalf("summaries %+v", sums)
+	}
+}

@@ -31,7 +31,11 @@
 //	   request to the sink before answering it, as the requests the broker
 //	   sends (one in, one out; two of 50 out in br). a and b are judged
 //	   against them: at least 0.9 times the relay.
-//	g  pull delivery (receive + acknowledge); only when asked for
+//	g  pull delivery (receive + acknowledge); only when asked for. Its
+//	   events are converted to CloudEvents on the way, which b's are not:
+//	bc b with its subscription asking for CloudEvents, so that g/bc
+//	   compares pull with push doing the same conversion; only when asked
+//	   for
 //	h  a faulty sink: -chaos-subs subscriptions on one topic, every other
 //	   one batched by -chaos-batch, get -chaos-events events with back-off
 //	   intervals of 1 s and 2 s; once fault-free (h0), then once per -chaos

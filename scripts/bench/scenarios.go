@@ -123,10 +123,11 @@ type flow struct {
 	deliveryBatch int // 0: unbatched
 	total         int64
 	env           map[string]string
-	measure       []int // subscriptions whose deliveries are counted
-	extra         []int // subscriptions 1-9 of c, reported in details
-	watch         bool  // the console is open on the topic and s0 (console.go)
-	relay         bool  // run the bare relay instead of the broker
+	measure       []int  // subscriptions whose deliveries are counted
+	extra         []int  // subscriptions 1-9 of c, reported in details
+	watch         bool   // the console is open on the topic and s0 (console.go)
+	relay         bool   // run the bare relay instead of the broker
+	schema        string // the subscriptions' eventDeliverySchema, if not the topic's
 }
 
 // startTarget starts what f measures: the broker, or the bare relay.
@@ -162,7 +163,7 @@ func (s *settings) runFlow(f flow) (r result, err error) {
 		return r, err
 	}
 	for i := range f.subs {
-		if err := b.subscribe(mgmt, topic, fmt.Sprintf("s%d", i), sk.endpoint(i), f.deliveryBatch); err != nil {
+		if err := b.subscribeIn(mgmt, topic, fmt.Sprintf("s%d", i), sk.endpoint(i), f.deliveryBatch, f.schema); err != nil {
 			return r, err
 		}
 	}
@@ -255,6 +256,15 @@ func (s *settings) scenarioB() (result, error) {
 		subs: 1, hang: -1, publishBatch: 100, deliveryBatch: 50, total: amount(s.events, 100), measure: []int{0}})
 	r.judge(">= 100,000 events/s", r.EventsPerSecond >= 100000)
 	return r, err
+}
+
+// scenarioBC is b with the subscription asking for CloudEvents, so that
+// the broker converts every event as it does for g's queue subscription:
+// against it, g/bc compares pull with push doing the same conversion.
+func (s *settings) scenarioBC() (result, error) {
+	return s.runFlow(flow{name: "bc", title: "b delivering CloudEvents (converted from EventGridSchema, as g's are)",
+		subs: 1, hang: -1, publishBatch: 100, deliveryBatch: 50, total: amount(s.events, 100), measure: []int{0},
+		schema: "CloudEventSchemaV1_0"})
 }
 
 // fanoutEnv is the broker environment of c and d. All ten subscriptions

@@ -21,7 +21,7 @@ import (
 const DefaultReceiveGrace = 5 * time.Second
 
 func (s *Server) receive(c echo.Context) error {
-	maxEvents, err := intQuery(c, "maxEvents", 1, 1, 100)
+	maxEvents, err := intQuery(c, "maxEvents", 1, 1, maxReceiveEvents)
 	if err != nil {
 		return err
 	}

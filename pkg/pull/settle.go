@@ -23,8 +23,9 @@ func (q *queue) settle(tokens []string, kind string, delay time.Duration) Result
 		return res
 	}
 	now := q.s.opts.Clock.Now()
-	q.expireLocked(now, &fx)                       // a lock that has just expired is lost
-	res.Succeeded = make([]string, 0, len(tokens)) // most settle
+	q.expireLocked(now, &fx) // a lock that has just expired is lost
+	// Most tokens settle: room for all of them.
+	res.Succeeded = make([]string, 0, len(tokens))
 	for _, t := range tokens {
 		if f := q.settleLocked(t, kind, delay, now, &fx); f != nil {
 			res.Failed = append(res.Failed, *f)

@@ -225,11 +225,11 @@ func (b *broker) subscribeIn(c *http.Client, topic, name, endpoint string, batch
 	if batch > 0 {
 		props += fmt.Sprintf(`,"maxEventsPerBatch":%d`, batch)
 	}
-	body := `{"destination":{"endpointType":"WebHook","properties":{` + props + `}}`
 	if schema != "" {
-		body += fmt.Sprintf(`,"eventDeliverySchema":%q`, schema)
+		schema = fmt.Sprintf(`,"eventDeliverySchema":%q`, schema)
 	}
-	return b.put(c, "/topics/"+topic+"/eventSubscriptions/"+name, `{"properties":`+body+`}}`)
+	body := `{"properties":{"destination":{"endpointType":"WebHook","properties":{` + props + `}}` + schema + `}}`
+	return b.put(c, "/topics/"+topic+"/eventSubscriptions/"+name, body)
 }
 
 // healthy reports whether GET /healthz answers 200.

@@ -23,6 +23,7 @@ const timeScale = "0.02"
 // TestPull_MaxDeliveryCount: an event whose lock expires maxDeliveryCount
 // times is dropped, and counted.
 func TestPull_MaxDeliveryCount(t *testing.T) {
+	t.Parallel() // mostly a receive's 10 s wait for nothing (see doc.go)
 	p := startPullBroker(t, "broker__queueTimeScale", timeScale)
 	p.mustMgmt(t, http.MethodPut, "/topics/t", map[string]any{"properties": map[string]any{"inputSchema": "CloudEventSchemaV1_0"}})
 	p.mustMgmt(t, http.MethodPut, "/topics/t/eventSubscriptions/q", map[string]any{"properties": queueProps(map[string]any{"maxDeliveryCount": 2})})
@@ -58,6 +59,7 @@ func TestPull_LockExpiryRealTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a 60 s lock")
 	}
+	t.Parallel() // a minute of waiting, with little CPU (see doc.go)
 	p := startPullBroker(t)
 	p.mustMgmt(t, http.MethodPut, "/topics/t", map[string]any{"properties": map[string]any{"inputSchema": "CloudEventSchemaV1_0"}})
 	p.mustMgmt(t, http.MethodPut, "/topics/t/eventSubscriptions/q", map[string]any{"properties": queueProps(map[string]any{"receiveLockDurationInSeconds": 60})})

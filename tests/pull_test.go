@@ -152,6 +152,7 @@ func statusCode(err error) int {
 
 // TestPull_SDK drives every operation with the official Azure SDK for Go.
 func TestPull_SDK(t *testing.T) {
+	t.Parallel() // mostly receives waiting for nothing (see doc.go)
 	p := startPullBroker(t)
 	p.mustMgmt(t, http.MethodPut, "/topics/orders", map[string]any{"properties": map[string]any{"inputSchema": "CloudEventSchemaV1_0"}})
 	p.mustMgmt(t, http.MethodPut, "/topics/orders/eventSubscriptions/app1", map[string]any{"properties": queueProps(map[string]any{"receiveLockDurationInSeconds": 60, "maxDeliveryCount": 5, "eventTimeToLive": "PT1H"})})

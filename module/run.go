@@ -401,6 +401,9 @@ func convertSchema(dst []byte, topic eventgrid.Topic, sub *eventgrid.EventSubscr
 	if !schema.Converts(topic.InputSchema, sub.EventDeliverySchema) {
 		return ev.Body
 	}
+	if ev.Converted { // built as its CloudEvent, and shared by every subscription
+		return ev.Body
+	}
 	if out, err := schema.AppendCloudEventOf(dst, ev); err == nil {
 		return out
 	}

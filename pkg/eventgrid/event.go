@@ -2,6 +2,7 @@ package eventgrid
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -26,6 +27,13 @@ type Event struct {
 	// members by their lengths instead of scanning for them. (Like DataAt,
 	// it sits in HasSubject's padding.)
 	Plain bool
+	// Converted reports that Body is not the EventGridSchema body of the
+	// event published but its CloudEvent, as the schema conversion writes
+	// it (docs/design.md#schema-conversion): the decoder builds that
+	// instead when every subscription of the topic takes CloudEvents, and
+	// the event is then never converted. ID, Type, Subject and DataVersion
+	// keep the EventGridSchema members' values; DataAt and Plain are zero.
+	Converted bool
 	// DataAt is where the value of data starts in an EventGridSchema Body
 	// the decoder built, so that a conversion need not scan the data it
 	// copies; it is 0 when that Body has no data or Body was built
@@ -62,6 +70,26 @@ type Publication struct {
 	// sum of the delivered events' bodies.
 	Size int64
 }
+
+// Subscribers is what the subscriptions of a topic ask of the publish
+// path, as they are when it starts reading a request.
+type Subscribers struct {
+	// Any reports that the topic has subscriptions: a topic without any
+	// queues nothing, so it is never refused for a full broker.
+	Any bool
+	// CloudEventsOnly reports that the topic is of EventGridSchema and that
+	// every subscription takes its events as CloudEvents, with no filter
+	// that reads an event's body: the events may be built as their
+	// CloudEvents (see Event.Converted).
+	CloudEventsOnly bool
+}
+
+// ErrSubscribersChanged is what a publisher returns, queueing nothing, for
+// events built as their CloudEvents (Event.Converted) when a subscription
+// of the topic now needs them as published: the subscriptions changed
+// since Subscribers said otherwise. The caller reads the request again,
+// without that, and publishes it again.
+var ErrSubscribersChanged = errors.New("eventgrid: a subscription needs the events as published")
 
 // Publisher takes accepted events for delivery. The dispatcher (package
 // dispatch) implements it over both delivery modes.

@@ -49,6 +49,15 @@ func (a *arena) event() *eventgrid.Event { return a.scratch.event() }
 // next decode or Reset; their bodies stay valid for good. The zero value is
 // ready to use; a Scratch is not safe for concurrent use.
 type Scratch struct {
+	// ToCloudEvents asks for the events of an EventGridSchema request to
+	// be built as their CloudEvents, each marked eventgrid.Event.Converted,
+	// for a topic whose every subscription takes CloudEvents: the event is
+	// then written once, instead of once as published and once more when
+	// it is converted. An event whose members the conversion would have to
+	// rewrite (escapes, characters outside printable ASCII) is built as
+	// usual. The other schemas do not change.
+	ToCloudEvents bool
+
 	events []eventgrid.Event
 	ptrs   []*eventgrid.Event
 }

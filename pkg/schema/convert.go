@@ -66,7 +66,9 @@ func appendEventGridToCloudEvent(dst, body []byte) ([]byte, error) {
 // CloudEventOf is EventGridToCloudEvent of ev.Body, ev being an event of an
 // EventGridSchema topic. When the decoder built that Body, its members are
 // read from their known places, without scanning the data (see
-// eventgrid.Event.DataAt); the result is the same.
+// eventgrid.Event.DataAt); the result is the same. For an event the
+// decoder built as its CloudEvent (eventgrid.Event.Converted), it is a copy
+// of ev.Body.
 func CloudEventOf(ev *eventgrid.Event) ([]byte, error) {
 	return AppendCloudEventOf(nil, ev)
 }
@@ -76,6 +78,9 @@ func CloudEventOf(ev *eventgrid.Event) ([]byte, error) {
 // and a hundred bytes more (the attributes' names) in dst, the conversion
 // allocates nothing.
 func AppendCloudEventOf(dst []byte, ev *eventgrid.Event) ([]byte, error) {
+	if ev.Converted { // the decoder wrote the CloudEvent already
+		return append(dst, ev.Body...), nil
+	}
 	var m members
 	if ev.Plain && plainMembers(ev, &m) {
 		return appendCloudEvent(dst, &m, len(ev.Body), true)
@@ -103,30 +108,30 @@ func appendCloudEvent(dst []byte, m *members, size int, plain bool) ([]byte, err
 		out = make([]byte, len(dst), len(dst)+size+96)
 		copy(out, dst)
 	}
-	out = append(out, `{"specversion":"1.0","id":`...)
+	out = append(out, kcID...)
 	out = appendTextOf(out, m.val[egID], plain)
-	out = append(out, `,"source":`...)
+	out = append(out, kcSource...)
 	out = appendSource(out, m.val[egTopic])
-	out = append(out, `,"type":`...)
+	out = append(out, kcType...)
 	out = appendTextOf(out, m.val[egEventType], plain)
 	if v := m.val[egSubject]; presentTextOf(v, plain) {
-		out = append(out, `,"subject":`...)
+		out = append(out, kcSubject...)
 		out = appendTextOf(out, v, plain)
 	}
 	if v := m.val[egEventTime]; isString(v) && (plain || validTimestampLiteral(v)) {
-		out = append(out, `,"time":`...)
+		out = append(out, kcTime...)
 		out = append(out, v...)
 	}
 	data := m.val[egData]
 	if data != nil {
-		out = append(out, `,"datacontenttype":"application/json"`...)
+		out = append(out, kcContentType...)
 	}
 	if v := m.val[egDataVersion]; presentTextOf(v, plain) {
-		out = append(out, `,"dataversion":`...)
+		out = append(out, kcDataVersion...)
 		out = appendTextOf(out, v, plain)
 	}
 	if data != nil {
-		out = append(out, `,"data":`...)
+		out = append(out, kcData...)
 		out = append(out, data...)
 	}
 	return append(out, '}'), nil

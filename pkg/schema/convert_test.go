@@ -59,6 +59,12 @@ func TestEventGridToCloudEvent(t *testing.T) {
 			true,
 		},
 		{
+			"SpacesSubjectAndDataVersionLeftOut",
+			`{"id":"e1","subject":"  ","eventType":"T","eventTime":"2024-05-06T07:08:09Z","dataVersion":" "}`,
+			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","time":"2024-05-06T07:08:09Z"}`,
+			true,
+		},
+		{
 			"BlankSubjectAndDataVersionLeftOut",
 			`{"id":"e1","subject":" \u00a0","eventType":"T","eventTime":"2024-05-06T07:08:09Z","dataVersion":"  "}`,
 			`{"specversion":"1.0","id":"e1","source":"t1","type":"T","time":"2024-05-06T07:08:09Z"}`,
@@ -107,6 +113,23 @@ func TestEventGridToCloudEvent(t *testing.T) {
 			}
 			if of, err := schema.CloudEventOf(eg); err != nil || string(of) != tt.want {
 				t.Fatalf("CloudEventOf = %s, %v\nwant %s", of, err, tt.want)
+			}
+			// A topic whose subscriptions all take CloudEvents has a
+			// plain event built as its CloudEvent, with the same fields;
+			// any other is built as published.
+			conv := MustDecodeConverted(t, `[`+tt.in+`]`)[0]
+			if conv.Converted != tt.plain {
+				t.Errorf("built as its CloudEvent: %v; want %v", conv.Converted, tt.plain)
+			}
+			if wantBody := map[bool]string{true: tt.want, false: string(eg.Body)}[conv.Converted]; string(conv.Body) != wantBody {
+				t.Errorf("built with ToCloudEvents:\n%s\nwant\n%s", conv.Body, wantBody)
+			}
+			if conv.ID != eg.ID || conv.Type != eg.Type || conv.Subject != eg.Subject || conv.DataVersion != eg.DataVersion || !conv.HasSubject {
+				t.Errorf("built with ToCloudEvents, fields %q %q %q %q; want %q %q %q %q",
+					conv.ID, conv.Type, conv.Subject, conv.DataVersion, eg.ID, eg.Type, eg.Subject, eg.DataVersion)
+			}
+			if of, err := schema.CloudEventOf(conv); err != nil || string(of) != tt.want {
+				t.Errorf("CloudEventOf the event built with ToCloudEvents = %s, %v", of, err)
 			}
 			// The result is a canonical CloudEvent: decoding it as one
 			// gives it back unchanged.
@@ -271,5 +294,35 @@ func TestEventGridToCloudEvent_TimeThatIsNotRFC3339LeftOut(t *testing.T) {
 	const want = `{"specversion":"1.0","id":"e1","source":"t1","type":"T","subject":"s","dataversion":"1"}`
 	if err != nil || string(got) != want {
 		t.Fatalf("got %s, %v; want %s", got, err, want)
+	}
+}
+
+// MustDecodeConverted decodes an EventGridSchema batch for topic t1 with
+// ToCloudEvents set.
+func MustDecodeConverted(t *testing.T, body string) []*eventgrid.Event {
+	t.Helper()
+	evs, err := (&schema.Scratch{ToCloudEvents: true}).DecodeBatch(eventgrid.EventGridSchema, "t1", []byte(body), accepted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// A topic whose name the CloudEvent's source must percent-encode has its
+// events built as published, and converted to the same result as ever.
+func TestDecode_ToCloudEventsTopicNotASource(t *testing.T) {
+	body := []byte(`[{"id":"1","subject":"s","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":1,"dataVersion":"1"}]`)
+	for _, topic := range []string{"t 1", "t1"} {
+		evs, err := (&schema.Scratch{ToCloudEvents: true}).DecodeBatch(eventgrid.EventGridSchema, topic, body, accepted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := topic == "t1"; evs[0].Converted != want {
+			t.Errorf("topic %q: built as its CloudEvent %v, want %v", topic, evs[0].Converted, want)
+		}
+		ce, err := schema.CloudEventOf(evs[0])
+		if src := `"source":"` + strings.ReplaceAll(topic, " ", "%20") + `"`; err != nil || !strings.Contains(string(ce), src) {
+			t.Errorf("topic %q: CloudEventOf = %s, %v; want %s", topic, ce, err, src)
+		}
 	}
 }

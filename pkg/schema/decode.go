@@ -126,6 +126,9 @@ type decoder struct {
 	plainTopic bool
 	// exts is CloudEvents scratch space, reused per event.
 	exts []extension
+	// toCloudEvents: build EventGridSchema events as their CloudEvents
+	// (see Scratch.ToCloudEvents).
+	toCloudEvents bool
 }
 
 // newDecoder returns a decoder for a request body of bodyLen bytes holding
@@ -135,11 +138,21 @@ func newDecoder(scratch *Scratch, s eventgrid.InputSchema, topic string, accepte
 	// events gain their topic and metadataVersion: room for that, and for a
 	// default id, without the slack a proportional margin would waste.
 	perEvent := len(`,"topic":"",,"metadataVersion":"1"`) + len(topic) + 2*len(`"":`)
-	d := &decoder{mem: newArena(bodyLen+events*perEvent+64, events, scratch), schema: s, topic: topic, accepted: accepted}
+	var qtopic []byte
+	plainTopic, toCloudEvents := false, false
+	if s == eventgrid.EventGridSchema {
+		qtopic = rawjson.AppendString(nil, topic)
+		_, plainTopic = plainText(qtopic)
+		// The CloudEvent's source is then the topic's literal as it is.
+		toCloudEvents = scratch.ToCloudEvents && plainTopic && (pathOfUnreserved(topic) || validURIReference(topic))
+	}
+	if toCloudEvents { // their CloudEvents gain more: a source, specversion and datacontenttype
+		perEvent = len(`"specversion":"1.0",,"source":"",,"datacontenttype":"application/json"`) + len(topic) + 2*len(`"":`)
+	}
+	d := &decoder{mem: newArena(bodyLen+events*perEvent+64, events, scratch), schema: s, topic: topic, accepted: accepted,
+		qtopic: qtopic, plainTopic: plainTopic, toCloudEvents: toCloudEvents}
 	switch s {
 	case eventgrid.EventGridSchema:
-		d.qtopic = rawjson.AppendString(nil, topic)
-		_, d.plainTopic = plainText(d.qtopic)
 	case eventgrid.CustomEventSchema, eventgrid.CloudEventSchemaV1_0:
 	default:
 		return nil, eventgrid.Errorf(eventgrid.EInvalidSchema,

@@ -126,6 +126,11 @@ func (d *decoder) buildEventGrid(i int, m *members, id []byte) (*eventgrid.Event
 		return nil, tooLarge(i, n)
 	}
 
+	if d.toCloudEvents {
+		if ev := d.buildConverted(m, id); ev != nil {
+			return ev, nil
+		}
+	}
 	b := d.mem.body(n)
 	b = append(b, kID...)
 	idAt := len(b)
@@ -302,4 +307,98 @@ func checkDefaultID(i int, id []byte, defaultID string) error {
 	}
 	return fieldError(i, "id", "is %s but the request is for event id %s",
 		literalForMessage(id), quoteForMessage(defaultID))
+}
+
+// buildConverted writes the CloudEvent of the checked EventGridSchema
+// members m, with id, as CloudEventOf would convert the body
+// buildEventGrid writes for them, when the event is plain (see
+// eventgrid.Event.Plain): the CloudEvent then takes each member's literal
+// as it is (and newDecoder checked that the topic's is a source as it is).
+// It returns nil for any other event, which is built and converted the
+// usual way.
+func (d *decoder) buildConverted(m *members, id []byte) *eventgrid.Event {
+	subject, eventType, eventTime := m.val[egSubject], m.val[egEventType], m.val[egEventTime]
+	data, dataVersion := m.val[egData], m.val[egDataVersion]
+	for _, v := range [...][]byte{id, subject, eventType, eventTime, dataVersion} {
+		if _, ok := plainText(v); !ok {
+			return nil
+		}
+	}
+	// Optional attributes that are empty or blank are left out, as the
+	// conversion leaves them out.
+	hasSubject, hasDataVersion := presentTextOf(subject, true), presentTextOf(dataVersion, true)
+	n := len(kcID) + len(id) + len(kcSource) + len(d.qtopic) + len(kcType) + len(eventType) + len(kcTime) + len(eventTime) + 1
+	if hasSubject {
+		n += len(kcSubject) + len(subject)
+	}
+	if hasDataVersion {
+		n += len(kcDataVersion) + len(dataVersion)
+	}
+	if data != nil {
+		n += len(kcContentType) + len(kcData) + len(data)
+	}
+
+	b := d.mem.body(n)
+	b = append(b, kcID...)
+	idAt := len(b)
+	b = append(b, id...)
+	b = append(b, kcSource...)
+	b = append(b, d.qtopic...)
+	b = append(b, kcType...)
+	typeAt := len(b)
+	b = append(b, eventType...)
+	subjectAt, dataVersionAt := -1, -1
+	if hasSubject {
+		b = append(b, kcSubject...)
+		subjectAt = len(b)
+		b = append(b, subject...)
+	}
+	b = append(b, kcTime...)
+	b = append(b, eventTime...)
+	if data != nil {
+		b = append(b, kcContentType...)
+	}
+	if hasDataVersion {
+		b = append(b, kcDataVersion...)
+		dataVersionAt = len(b)
+		b = append(b, dataVersion...)
+	}
+	if data != nil {
+		b = append(b, kcData...)
+		b = append(b, data...)
+	}
+	b = append(b, '}')
+
+	ev := d.mem.event()
+	*ev = eventgrid.Event{HasSubject: true, Converted: true, Body: b, Accepted: d.accepted}
+	ev.ID, _ = textAt(b, idAt, len(id))
+	ev.Type, _ = textAt(b, typeAt, len(eventType))
+	ev.Subject = textOf(b, subjectAt, subject)
+	ev.DataVersion = textOf(b, dataVersionAt, dataVersion)
+	return ev
+}
+
+// The CloudEvent of an EventGridSchema event, as the conversion and
+// buildConverted write it: each attribute's key with what comes before
+// it, in their order.
+const (
+	kcID          = `{"specversion":"1.0","id":`
+	kcSource      = `,"source":`
+	kcType        = `,"type":`
+	kcSubject     = `,"subject":`
+	kcTime        = `,"time":`
+	kcContentType = `,"datacontenttype":"application/json"`
+	kcDataVersion = `,"dataversion":`
+	kcData        = `,"data":`
+)
+
+// textOf is the text of the plain literal lit, shared with body when
+// buildConverted wrote it there, at at; a blank one, which the CloudEvent
+// leaves out, is copied (an empty one costs nothing).
+func textOf(body []byte, at int, lit []byte) string {
+	if at < 0 {
+		return string(lit[1 : len(lit)-1])
+	}
+	s, _ := textAt(body, at, len(lit))
+	return s
 }

@@ -53,7 +53,40 @@ func FuzzDecodeBatch(f *testing.F) {
 		for _, ev := range evs {
 			checkFuzzedEvent(t, s, ev)
 		}
+		checkBuiltConverted(t, s, body, evs)
 	})
+}
+
+// checkBuiltConverted decodes body, whose events of schema s are evs, again
+// with ToCloudEvents set: every event it builds as its CloudEvent must be
+// what converting its event of evs gives, with the same fields, and every
+// other event the same as in evs.
+func checkBuiltConverted(t *testing.T, s eventgrid.InputSchema, body []byte, evs []*eventgrid.Event) {
+	t.Helper()
+	conv, err := (&schema.Scratch{ToCloudEvents: true}).DecodeBatch(s, "t1", body, accepted)
+	if err != nil || len(conv) != len(evs) {
+		t.Fatalf("with ToCloudEvents: %d events, %v; want %d", len(conv), err, len(evs))
+	}
+	for i, c := range conv {
+		ev := evs[i]
+		want := ev.Body
+		if c.Converted {
+			if s != eventgrid.EventGridSchema {
+				t.Fatalf("event %d of schema %s built as its CloudEvent", i, s)
+			}
+			want, err = schema.CloudEventOf(ev)
+			if err != nil {
+				t.Fatalf("event %d built as its CloudEvent, whose conversion fails: %v", i, err)
+			}
+		}
+		if !bytes.Equal(c.Body, want) {
+			t.Fatalf("event %d with ToCloudEvents (converted: %v):\n%s\nwant\n%s", i, c.Converted, c.Body, want)
+		}
+		if c.ID != ev.ID || c.Type != ev.Type || c.Subject != ev.Subject || c.HasSubject != ev.HasSubject ||
+			c.DataVersion != ev.DataVersion || !c.Accepted.Equal(ev.Accepted) {
+			t.Fatalf("event %d with ToCloudEvents has fields %+v; want %+v", i, c, ev)
+		}
+	}
 }
 
 // FuzzDecodeBinary decodes arbitrary binary-mode requests, headers given as

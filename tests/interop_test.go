@@ -272,3 +272,62 @@ func TestInterop_ConvertedEventsReachCloudEventsReceivers(t *testing.T) {
 		t.Errorf("plain subscription got %v", got)
 	}
 }
+
+// TestInterop_EventsBuiltAsCloudEvents: while every subscription of an
+// EventGridSchema topic takes CloudEvents, the broker builds each event as
+// its CloudEvent when it is published instead of converting a copy; what
+// subscribers get is byte for byte the conversion, for an event of plain
+// text and one with escapes alike. Once a subscription takes the events as
+// published, it gets them so, and the other still gets CloudEvents.
+func TestInterop_EventsBuiltAsCloudEvents(t *testing.T) {
+	b := startBroker(t, fastEnv())
+	createTopic(t, b.URL, "eg", "EventGridSchema")
+	ce := newSink(t, nil)
+	createSubscription(t, b.URL, "eg", "ce", map[string]any{
+		"eventDeliverySchema": "CloudEventSchemaV1_0",
+		"filter":              map[string]any{"subjectBeginsWith": "sensors/"},
+		"destination":         webhookDest(ce.URL),
+	})
+	const (
+		plainIn  = `{"id":"e1","eventType":"Contoso.Reading","subject":"sensors/7","eventTime":"2026-03-04T05:06:07.5Z","dataVersion":"2.0","data":{"celsius":21.5}}`
+		plainOut = `{"specversion":"1.0","id":"e1","source":"eg","type":"Contoso.Reading","subject":"sensors/7","time":"2026-03-04T05:06:07.5Z","datacontenttype":"application/json","dataversion":"2.0","data":{"celsius":21.5}}`
+		escIn    = `{"id":"e\"2","eventType":"T","subject":"sensors/caf\u00e9","eventTime":"2026-03-04T05:06:07Z","dataVersion":"  ","data":"x"}`
+		escOut   = `{"specversion":"1.0","id":"e\"2","source":"eg","type":"T","subject":"sensors/caf\u00e9","time":"2026-03-04T05:06:07Z","datacontenttype":"application/json","data":"x"}`
+		thirdIn  = `{"id":"e3","eventType":"T","subject":"sensors/8","eventTime":"2026-03-04T05:06:08Z","dataVersion":"1","data":null}`
+		thirdOut = `{"specversion":"1.0","id":"e3","source":"eg","type":"T","subject":"sensors/8","time":"2026-03-04T05:06:08Z","datacontenttype":"application/json","dataversion":"1","data":null}`
+	)
+	publish(t, b.URL, "eg", "["+plainIn+","+escIn+"]")
+	waitBodies(t, ce, plainOut, escOut)
+
+	plain := newSink(t, nil)
+	createSubscription(t, b.URL, "eg", "plain", map[string]any{"destination": webhookDest(plain.URL)})
+	publish(t, b.URL, "eg", "["+thirdIn+"]")
+	waitBodies(t, ce, plainOut, escOut, thirdOut)
+	waitBodies(t, plain, `{"id":"e3","topic":"eg","subject":"sensors/8","eventType":"T","eventTime":"2026-03-04T05:06:08Z","data":null,"dataVersion":"1","metadataVersion":"1"}`)
+}
+
+// waitBodies waits until s has accepted exactly the events want, each as
+// its JSON text, in that order.
+func waitBodies(t *testing.T, s *sink, want ...string) {
+	t.Helper()
+	var got []string
+	eventually(t, 10*time.Second, func() error {
+		got = nil
+		for _, r := range s.requests() {
+			var evs []json.RawMessage
+			if err := json.Unmarshal(r.body, &evs); err != nil {
+				return fmt.Errorf("a delivery that is not a JSON array: %s", r.body)
+			}
+			for _, ev := range evs {
+				got = append(got, string(ev))
+			}
+		}
+		if len(got) < len(want) {
+			return fmt.Errorf("%d of %d events", len(got), len(want))
+		}
+		return nil
+	})
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

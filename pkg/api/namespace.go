@@ -102,14 +102,14 @@ func (s *Server) namespaceRoutes(auth echo.MiddlewareFunc) {
 // It answers {} as Event Grid namespaces do.
 func (s *Server) namespacePublish(c echo.Context) error {
 	start := time.Now()
-	topic, subscribed, err := s.publisher.Topic(param(c, "topic"))
+	topic, subs, err := s.publisher.Topic(param(c, "topic"))
 	if err != nil {
 		return err
 	}
 	if topic.InputSchema != eventgrid.CloudEventSchemaV1_0 {
 		return eventgrid.Errorf(eventgrid.EInvalidSchema, "Topic %q takes %s events; :publish takes CloudEvents only, so it needs a topic whose inputSchema is %s.", topic.Name, topic.InputSchema, eventgrid.CloudEventSchemaV1_0)
 	}
-	if err := s.acceptMeasured(c, topic, subscribed, false, start); err != nil {
+	if err := s.acceptMeasured(c, topic, subs, false, start); err != nil {
 		return err
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, []byte("{}"))

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"math"
 	"net/http"
 	"sync"
@@ -66,11 +67,11 @@ func (s *Server) publishOne(c echo.Context) error   { return s.publish(c, true) 
 
 func (s *Server) publish(c echo.Context, single bool) error {
 	start := time.Now()
-	topic, subscribed, err := s.publisher.Topic(param(c, "topic"))
+	topic, subs, err := s.publisher.Topic(param(c, "topic"))
 	if err != nil {
 		return err // unknown topics are not measured: their names are the client's
 	}
-	if err := s.acceptMeasured(c, topic, subscribed, single, start); err != nil {
+	if err := s.acceptMeasured(c, topic, subs, single, start); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusOK)
@@ -78,12 +79,12 @@ func (s *Server) publish(c echo.Context, single bool) error {
 
 // acceptMeasured is accept, with the request counted in the publish
 // metrics by its answer's status, and in the topic's record.
-func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, subscribed, single bool, start time.Time) error {
+func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, subs eventgrid.Subscribers, single bool, start time.Time) error {
 	var rec *inspect.Topic
 	if s.opts.Board != nil {
 		rec = s.opts.Board.Topic(topic.Name)
 	}
-	received, unmatched, err := s.accept(c, topic, subscribed, single, start, rec)
+	received, unmatched, err := s.accept(c, topic, subs, single, start, rec)
 	status := http.StatusOK
 	if err != nil {
 		status = statusOf(err)
@@ -96,7 +97,7 @@ func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, subscribe
 // accept decodes a publish request's events and hands them to the
 // publisher, and to the topic's live tails if anyone watches. It returns
 // how many events were accepted and how many of those matched nothing.
-func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subscribed, single bool, now time.Time, rec *inspect.Topic) (received, unmatched int, err error) {
+func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Subscribers, single bool, now time.Time, rec *inspect.Topic) (received, unmatched int, err error) {
 	mt, err := mediaType(c)
 	if err != nil {
 		return 0, 0, err
@@ -108,7 +109,7 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subscribed, singl
 	}
 	// A topic without subscriptions queues nothing, so it is never refused
 	// for a full broker.
-	if s.opts.Admitter != nil && subscribed && !s.opts.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)) {
+	if s.opts.Admitter != nil && subs.Any && !s.opts.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)) {
 		return 0, 0, s.queueFull(eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events while subscribers catch up; retry later."))
 	}
 	body, release, err := s.readPooledBody(c)
@@ -122,18 +123,31 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subscribed, singl
 	defer release()
 	scratch := scratchPool.Get().(*publishScratch)
 	defer scratch.release()
+	// When every subscription takes CloudEvents the events are built as
+	// theirs, written once rather than once more when converted; the
+	// console's tail, which shows events as published, takes them as
+	// published.
+	watching := rec.Watching()
+	scratch.ToCloudEvents = subs.CloudEventsOnly && !watching
 	events, err := decode(scratch, mode, topic, body, h, param(c, "id"), now)
 	if err != nil {
 		return 0, 0, err
 	}
 	unmatched, err = s.publisher.Publish(c.Request().Context(), topic, events)
+	if errors.Is(err, eventgrid.ErrSubscribersChanged) {
+		scratch.ToCloudEvents = false
+		if events, err = decode(scratch, mode, topic, body, h, param(c, "id"), now); err != nil {
+			return 0, 0, err
+		}
+		unmatched, err = s.publisher.Publish(c.Request().Context(), topic, events)
+	}
 	if err != nil {
 		if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
 			return 0, 0, s.queueFull(err)
 		}
 		return 0, 0, err
 	}
-	if rec.Watching() {
+	if watching {
 		for _, ev := range events {
 			rec.Accepted(ev.Body, now)
 		}
@@ -159,6 +173,7 @@ var scratchPool = sync.Pool{New: func() any { return new(publishScratch) }}
 // release clears the scratch, so it pins no event memory, and pools it.
 func (p *publishScratch) release() {
 	p.Reset()
+	p.ToCloudEvents = false
 	p.single[0] = nil
 	scratchPool.Put(p)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -297,8 +298,8 @@ func TestPublish_FakePublisher(t *testing.T) {
 	reg := registry.New(registry.DefaultOptions(), nil)
 	calls := make(chan context.Context, 1)
 	pub := &mock.EventPublisher{
-		TopicFn: func(name string) (eventgrid.Topic, bool, error) {
-			return eventgrid.Topic{Name: name, InputSchema: eventgrid.EventGridSchema}, true, nil
+		TopicFn: func(name string) (eventgrid.Topic, eventgrid.Subscribers, error) {
+			return eventgrid.Topic{Name: name, InputSchema: eventgrid.EventGridSchema}, eventgrid.Subscribers{Any: true}, nil
 		},
 		PublishFn: func(ctx context.Context, topic eventgrid.Topic, events []*eventgrid.Event) (int, error) {
 			if topic.Name != "t" || len(events) != 1 || events[0].ID != "1" {
@@ -308,13 +309,7 @@ func TestPublish_FakePublisher(t *testing.T) {
 			return 0, nil
 		},
 	}
-	srv := api.New(api.DefaultOptions(), reg, pub, zerolog.Nop())
-	addr, err := srv.Open("127.0.0.1:0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close(context.Background()) })
-	base := "http://" + addr.String()
+	base := openWith(t, reg, pub)
 	client := &http.Client{Timeout: 5 * time.Second}
 	st, _, b := brokertest.Do(t, client, http.MethodPost, base+"/topics/t/events?api-version="+edgeVersion, ctJSON, []any{egEvent("1")})
 	if st != http.StatusOK {
@@ -328,4 +323,68 @@ func TestPublish_FakePublisher(t *testing.T) {
 	default:
 		t.Error("publisher not called")
 	}
+}
+
+// TestPublish_BuiltAsCloudEvents: for a topic whose subscriptions all take
+// CloudEvents the events reach the publisher built as their CloudEvents;
+// when it answers that the subscriptions changed since, the request is read
+// again and the events published as published, once.
+func TestPublish_BuiltAsCloudEvents(t *testing.T) {
+	reg := registry.New(registry.DefaultOptions(), nil)
+	var mu sync.Mutex
+	var got []*eventgrid.Event // the first event of each call, copied
+	refuse := true
+	pub := &mock.EventPublisher{
+		TopicFn: func(name string) (eventgrid.Topic, eventgrid.Subscribers, error) {
+			return eventgrid.Topic{Name: name, InputSchema: eventgrid.EventGridSchema}, eventgrid.Subscribers{Any: true, CloudEventsOnly: true}, nil
+		},
+		PublishFn: func(_ context.Context, _ eventgrid.Topic, events []*eventgrid.Event) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			ev := *events[0]
+			got = append(got, &ev)
+			if ev.Converted && refuse {
+				return 0, eventgrid.ErrSubscribersChanged
+			}
+			return 0, nil
+		},
+	}
+	base := openWith(t, reg, pub)
+	client := &http.Client{Timeout: 5 * time.Second}
+	publish := func() {
+		t.Helper()
+		st, _, b := brokertest.Do(t, client, http.MethodPost, base+"/topics/t/events?api-version="+edgeVersion, ctJSON, []any{egEvent("1")})
+		if st != http.StatusOK {
+			t.Fatalf("publish: %d %s", st, b)
+		}
+	}
+
+	publish()
+	mu.Lock()
+	if len(got) != 2 || !got[0].Converted || got[1].Converted ||
+		!strings.HasPrefix(string(got[0].Body), `{"specversion":"1.0","id":"1","source":"t"`) || !strings.HasPrefix(string(got[1].Body), `{"id":"1","topic":"t"`) {
+		t.Fatalf("calls: %d; want the CloudEvent refused, then the event as published", len(got))
+	}
+	got, refuse = nil, false
+	mu.Unlock()
+
+	publish()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || !got[0].Converted || got[0].ID != "1" || got[0].Type != "T" || got[0].Subject != "/s" || got[0].DataVersion != "1" {
+		t.Fatalf("calls: %d, %+v; want the CloudEvent taken", len(got), got)
+	}
+}
+
+// openWith serves the API over reg and pub on a loopback port, until the
+// test ends, and returns its base URL.
+func openWith(t *testing.T, reg *registry.Registry, pub api.Publisher) string {
+	t.Helper()
+	srv := api.New(api.DefaultOptions(), reg, pub, zerolog.Nop())
+	addr, err := srv.Open("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	return "http://" + addr.String()
 }

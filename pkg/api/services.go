@@ -20,16 +20,17 @@ type Resources interface {
 // Publisher takes the events of publish requests: the registry's router,
 // in front of the broker's dispatcher.
 type Publisher interface {
-	// Topic returns the topic name publishes to and whether it has
-	// subscriptions (a topic without any queues nothing, so it is never
-	// refused for a full broker), or ETopicNotFound.
-	Topic(name string) (topic eventgrid.Topic, subscribed bool, err error)
+	// Topic returns the topic name publishes to and what its
+	// subscriptions ask of the publish path, or ETopicNotFound.
+	Topic(name string) (eventgrid.Topic, eventgrid.Subscribers, error)
 	// Publish queues events for the subscriptions of topic they match, all
 	// or nothing: it returns EQueueFull when the broker cannot hold them
 	// now (after holding them for room a little, until ctx is done) and
 	// EPayloadTooLarge when it never could. It returns how many
-	// events matched no subscription. It may keep the events' bodies, but
-	// not the Event structs nor the slice.
+	// events matched no subscription. It returns
+	// eventgrid.ErrSubscribersChanged for events built as their
+	// CloudEvents that a subscription now needs as published. It may keep
+	// the events' bodies, but not the Event structs nor the slice.
 	Publish(ctx context.Context, topic eventgrid.Topic, events []*eventgrid.Event) (unmatched int, err error)
 }
 

@@ -91,6 +91,13 @@ conds:
 	return true
 }
 
+// ReadsBody reports whether Match reads ev.Body, which it does for
+// advanced filters only: the event type and subject filters read the
+// Event's fields.
+func (m *Matcher) ReadsBody() bool {
+	return m != nil && len(m.conds) > 0
+}
+
 // cacheDepth is how many levels of key paths Match remembers between
 // conds.
 const cacheDepth = 8

@@ -318,3 +318,16 @@ func TestMatch_SharedKeyPrefixes(t *testing.T) {
 		})
 	}
 }
+
+// ReadsBody: only advanced filters read an event's body; the type and
+// subject filters read its fields.
+func TestMatcher_ReadsBody(t *testing.T) {
+	var none *filter.Matcher
+	fields := MustCompile(t, &eventgrid.Filter{IncludedEventTypes: []string{"T"}, SubjectBeginsWith: "/a"}, eventgrid.EventGridSchema)
+	advanced := MustCompile(t, &eventgrid.Filter{AdvancedFilters: []eventgrid.AdvancedFilter{
+		{OperatorType: "NumberGreaterThan", Key: "data.n", Value: json.RawMessage(`1`)}}}, eventgrid.EventGridSchema)
+	if none.ReadsBody() || fields.ReadsBody() || !advanced.ReadsBody() {
+		t.Errorf("ReadsBody: no filter %v, type and subject %v, advanced %v; want false, false, true",
+			none.ReadsBody(), fields.ReadsBody(), advanced.ReadsBody())
+	}
+}

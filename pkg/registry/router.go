@@ -2,9 +2,11 @@ package registry
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
 // Router is the registry's side of the publish path: it names the topic a
@@ -22,11 +24,24 @@ func NewRouter(reg *Registry, next eventgrid.Publisher) *Router {
 	return &Router{reg: reg, next: next}
 }
 
-// Topic returns the topic name publishes to and whether it has
-// subscriptions, or ETopicNotFound.
-func (r *Router) Topic(name string) (topic eventgrid.Topic, subscribed bool, err error) {
+// Topic returns the topic name publishes to and what its subscriptions
+// ask of the publish path, or ETopicNotFound.
+func (r *Router) Topic(name string) (eventgrid.Topic, eventgrid.Subscribers, error) {
 	topic, routes, err := r.reg.Routes(name)
-	return topic, len(routes) > 0, err
+	return topic, eventgrid.Subscribers{Any: len(routes) > 0, CloudEventsOnly: cloudEventsOnly(topic, routes)}, err
+}
+
+// cloudEventsOnly reports whether every one of routes, the subscriptions of
+// topic, takes the topic's events converted to CloudEvents, with a filter
+// that reads no more of an event than its Event fields: then the events
+// can be built as their CloudEvents.
+func cloudEventsOnly(topic eventgrid.Topic, routes []Route) bool {
+	for _, rt := range routes {
+		if !schema.Converts(topic.InputSchema, rt.Subscription.EventDeliverySchema) || rt.Matcher.ReadsBody() {
+			return false
+		}
+	}
+	return len(routes) > 0
 }
 
 // deliveriesPool holds the slices one request's matches are made in; the
@@ -38,12 +53,17 @@ var deliveriesPool = sync.Pool{New: func() any { return new([]eventgrid.Delivery
 // of every event (matched or not: they were allocated together). It
 // returns how many events matched no subscription, and the next
 // publisher's error (nothing is queued then), or ETopicNotFound if the
-// topic was deleted meanwhile. The events' bodies may be kept; the Event
-// structs and the slice may not.
+// topic was deleted meanwhile. Events built as their CloudEvents
+// (eventgrid.Event.Converted) get ErrSubscribersChanged, and nothing is
+// queued, when a subscription now needs them as published. The events'
+// bodies may be kept; the Event structs and the slice may not.
 func (r *Router) Publish(ctx context.Context, topic eventgrid.Topic, events []*eventgrid.Event) (unmatched int, err error) {
-	_, routes, err := r.reg.Routes(topic.Name)
+	now, routes, err := r.reg.Routes(topic.Name)
 	if err != nil {
 		return 0, err
+	}
+	if !cloudEventsOnly(now, routes) && slices.ContainsFunc(events, func(ev *eventgrid.Event) bool { return ev.Converted }) {
+		return 0, eventgrid.ErrSubscribersChanged
 	}
 	ds := deliveriesPool.Get().(*[]eventgrid.Delivery)
 	defer func() {

@@ -11,12 +11,14 @@ import (
 // and PublishFn takes its decoded events. Both must be set for the calls
 // a test makes; EventPublisher is as safe for concurrent use as they are.
 type EventPublisher struct {
-	TopicFn   func(name string) (topic eventgrid.Topic, subscribed bool, err error)
+	TopicFn   func(name string) (eventgrid.Topic, eventgrid.Subscribers, error)
 	PublishFn func(ctx context.Context, topic eventgrid.Topic, events []*eventgrid.Event) (unmatched int, err error)
 }
 
 // Topic calls TopicFn.
-func (p *EventPublisher) Topic(name string) (eventgrid.Topic, bool, error) { return p.TopicFn(name) }
+func (p *EventPublisher) Topic(name string) (eventgrid.Topic, eventgrid.Subscribers, error) {
+	return p.TopicFn(name)
+}
 
 // Publish calls PublishFn.
 func (p *EventPublisher) Publish(ctx context.Context, topic eventgrid.Topic, events []*eventgrid.Event) (int, error) {

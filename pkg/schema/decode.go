@@ -134,30 +134,26 @@ type decoder struct {
 // newDecoder returns a decoder for a request body of bodyLen bytes holding
 // events events.
 func newDecoder(scratch *Scratch, s eventgrid.InputSchema, topic string, accepted time.Time, bodyLen, events int) (*decoder, error) {
+	d := &decoder{schema: s, topic: topic, accepted: accepted}
 	// Canonical bodies are about as long as the input, and EventGridSchema
 	// events gain their topic and metadataVersion: room for that, and for a
 	// default id, without the slack a proportional margin would waste.
 	perEvent := len(`,"topic":"",,"metadataVersion":"1"`) + len(topic) + 2*len(`"":`)
-	var qtopic []byte
-	plainTopic, toCloudEvents := false, false
-	if s == eventgrid.EventGridSchema {
-		qtopic = rawjson.AppendString(nil, topic)
-		_, plainTopic = plainText(qtopic)
-		// The CloudEvent's source is then the topic's literal as it is.
-		toCloudEvents = scratch.ToCloudEvents && plainTopic && (pathOfUnreserved(topic) || validURIReference(topic))
-	}
-	if toCloudEvents { // their CloudEvents gain more: a source, specversion and datacontenttype
-		perEvent = len(`"specversion":"1.0",,"source":"",,"datacontenttype":"application/json"`) + len(topic) + 2*len(`"":`)
-	}
-	d := &decoder{mem: newArena(bodyLen+events*perEvent+64, events, scratch), schema: s, topic: topic, accepted: accepted,
-		qtopic: qtopic, plainTopic: plainTopic, toCloudEvents: toCloudEvents}
 	switch s {
 	case eventgrid.EventGridSchema:
+		d.qtopic = rawjson.AppendString(nil, topic)
+		_, d.plainTopic = plainText(d.qtopic)
+		// The CloudEvent's source is then the topic's literal as it is.
+		d.toCloudEvents = scratch.ToCloudEvents && d.plainTopic && (pathOfUnreserved(topic) || validURIReference(topic))
+		if d.toCloudEvents { // their CloudEvents gain more: a source, specversion and datacontenttype
+			perEvent = len(`"specversion":"1.0",,"source":"",,"datacontenttype":"application/json"`) + len(topic) + 2*len(`"":`)
+		}
 	case eventgrid.CustomEventSchema, eventgrid.CloudEventSchemaV1_0:
 	default:
 		return nil, eventgrid.Errorf(eventgrid.EInvalidSchema,
 			"unknown input schema %q; expected one of %s", string(s), eventgrid.SchemaNames)
 	}
+	d.mem = newArena(bodyLen+events*perEvent+64, events, scratch)
 	return d, nil
 }
 

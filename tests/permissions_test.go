@@ -37,8 +37,9 @@ type credential struct {
 // needs a credential refuses what holds nothing (401, naming the kinds the
 // broker takes), keys and a trusted certificate pass everywhere, and a SAS
 // token passes where Azure lets one pass (publish, and receive on queue
-// subscriptions, below its resource), is 401 where its resource does not
-// reach, and 403 where it reaches but a token never holds the permission.
+// subscriptions, below its resource; and scrape the metrics), is 401 where
+// its resource does not reach, and 403 where it reaches but a token never
+// holds the permission.
 // The routes come from api.RouteTable, so a route is covered the day it is
 // added.
 func TestPermissions_Matrix(t *testing.T) {
@@ -177,7 +178,7 @@ func expected(r api.Route, c credential) int {
 	if prefix != "" && resource != prefix && !strings.HasPrefix(resource, prefix+"/") {
 		return 401 // the token is for something else
 	}
-	if r.Permission == auth.Publish || r.Permission == auth.Receive {
+	if r.Permission == auth.Publish || r.Permission == auth.Receive || r.Permission == auth.Scrape {
 		return 0
 	}
 	return 403

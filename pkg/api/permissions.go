@@ -42,7 +42,7 @@ var routeTable = func() []Route {
 	return slices.Concat([]Route{
 		{get, "/healthz", Public},
 		{get, "/readyz", Public},
-		{get, "/metrics", auth.Read},
+		{get, "/metrics", auth.Scrape},
 		{get, consolePath, Public},
 		{head, consolePath, Public},
 		{get, consolePath + "/*", Public},

@@ -47,10 +47,11 @@ func TestRouteTable_EveryRouteDeclared(t *testing.T) {
 }
 
 // The table follows the rule of docs/security.md#who-may-do-what: reading
-// is GET, changing is PUT and DELETE, and a POST is a publish, a receive
-// or settlement of the namespace data plane, or else manage (getFullUrl,
-// :retryNow and every later action). Public routes are the probes, the
-// console's files, and answers that only say 405.
+// is GET (the metrics are scrape), changing is PUT and DELETE, and a POST
+// is a publish, a receive or settlement of the namespace data plane, or
+// else manage (getFullUrl, :retryNow and every later action). Public
+// routes are the probes, the console's files, and answers that only say
+// 405.
 func TestRouteTable_Policy(t *testing.T) {
 	publish := []string{"/topics/{topic}/events", "/topics/{topic}/events/{id}", "/topics/{topic}/api/events", "/topics/{topic}:publish"}
 	receive := []string{":receive", ":acknowledge", ":release", ":reject", ":renewLock"}
@@ -60,6 +61,8 @@ func TestRouteTable_Policy(t *testing.T) {
 		switch {
 		case contains(public, r.Path):
 			want = Public
+		case r.Path == "/metrics":
+			want = auth.Scrape
 		case isView(r.Path) && r.Method != viewMethod(r.Path):
 			want = Public // the method is not the view's: 405, and nothing else
 		case r.Method == http.MethodGet:

@@ -10,8 +10,8 @@ import (
 type Permission string
 
 // The permissions. A SAS key and a trusted client certificate hold all of
-// them; a SAS token holds Publish and Receive, on the resource it was signed
-// for and what lies below it.
+// them; a SAS token holds Publish, Receive and Scrape, on the resource it
+// was signed for and what lies below it.
 const (
 	// Publish: send events to a topic (the edge publish routes, the cloud
 	// path /api/events, the namespace :publish).
@@ -20,9 +20,12 @@ const (
 	// namespace data plane's :receive, :acknowledge, :release, :reject and
 	// :renewLock).
 	Receive Permission = "receive"
+	// Scrape: read the Prometheus metrics (GET /metrics): counters and
+	// gauges by topic and subscription name, no event.
+	Scrape Permission = "scrape"
 	// Read: see resources, their status and the events they hold (GET of
 	// topics and subscriptions, peek, the events given up on, history, the
-	// live tail and outcome streams, metrics).
+	// live tail and outcome streams).
 	Read Permission = "read"
 	// Manage: change resources and act on them (PUT, DELETE, getFullUrl,
 	// :retryNow and every other action).
@@ -30,7 +33,7 @@ const (
 )
 
 // Permissions lists every permission.
-var Permissions = []Permission{Publish, Receive, Read, Manage}
+var Permissions = []Permission{Publish, Receive, Scrape, Read, Manage}
 
 // TokenHolds reports whether a SAS token can hold p at all. Azure Event
 // Grid gives a token exactly this: publishing to the custom topic, domain,
@@ -38,8 +41,11 @@ var Permissions = []Permission{Publish, Receive, Read, Manage}
 // receiving from the event subscriptions below its resource
 // (https://learn.microsoft.com/azure/event-grid/authenticate-with-access-keys-shared-access-signatures).
 // Receiving there covers what a receiver does with what it received:
-// acknowledge, release, reject and renew the lock.
-func TokenHolds(p Permission) bool { return p == Publish || p == Receive }
+// acknowledge, release, reject and renew the lock. Scrape is edgegrid's
+// own (Azure serves no metrics on its data plane): a token signed for the
+// /metrics URL is how Prometheus scrapes without holding a key
+// (docs/kubernetes.md#metrics).
+func TokenHolds(p Permission) bool { return p == Publish || p == Receive || p == Scrape }
 
 // Grant is what a request's credential holds, as Authenticator.Check found
 // it. The zero Grant holds nothing.
@@ -138,5 +144,5 @@ func (d *Denied) Message() string {
 	case d.accepts&certKind == 0:
 		holders = "an aeg-sas-key"
 	}
-	return fmt.Sprintf("This route needs the %s permission, which a SAS token does not hold: a token publishes to the resource it was signed for and receives from the event subscriptions below it, nothing more. Use %s.", d.Permission, holders)
+	return fmt.Sprintf("This route needs the %s permission, which a SAS token does not hold: below the resource it was signed for, a token publishes, receives from queue subscriptions and scrapes the metrics, nothing more. Use %s.", d.Permission, holders)
 }

@@ -45,46 +45,51 @@ func TestGrant_Permit(t *testing.T) {
 		refused   = 401
 		forbidden = 403
 	)
-	// Every permission on these resources, in the order of auth.Permissions.
+	// Every permission on these resources, in the order of auth.Permissions:
+	// publish, receive, scrape, read, manage.
 	resources := []string{"/topics/t1/events", "/topics/t1/api/events", "/topics/t1", "/topics/t1/eventSubscriptions/s1", "/topics/t2/events", "/topics", "/metrics"}
 	tests := []struct {
 		name  string
 		grant auth.Grant
 		cred  string
-		want  map[string][4]int // by resource: publish, receive, read, manage
+		want  map[string][5]int // by resource, by permission
 	}{
 		{"Key", check(t, auth.HeaderSASKey, key1, false), auth.CredentialSASKey, nil},
 		{"Certificate", check(t, "", "", true), auth.CredentialClientCertificate, nil},
 		{"PublishURLToken", check(t, auth.HeaderSASToken, auth.GenerateSASToken(host+"/topics/t1/events?api-version=2019-01-01", hour, key1), false),
-			auth.CredentialSASToken, map[string][4]int{
-				"/topics/t1/events": {ok, ok, forbidden, forbidden},
+			auth.CredentialSASToken, map[string][5]int{
+				"/topics/t1/events": {ok, ok, ok, forbidden, forbidden},
 			}},
 		{"CloudPathToken", check(t, auth.HeaderSASToken, auth.GenerateSASToken(host+"/topics/t1/api/events?api-version=2018-01-01", hour, key1), false),
-			auth.CredentialSASToken, map[string][4]int{
-				"/topics/t1/api/events": {ok, ok, forbidden, forbidden},
+			auth.CredentialSASToken, map[string][5]int{
+				"/topics/t1/api/events": {ok, ok, ok, forbidden, forbidden},
 			}},
 		{"TopicToken", check(t, auth.HeaderSASToken, auth.GenerateSASToken(host+"/Topics/T1/", hour, key1), false),
-			auth.CredentialSASToken, map[string][4]int{
-				"/topics/t1/events":                {ok, ok, forbidden, forbidden},
-				"/topics/t1/api/events":            {ok, ok, forbidden, forbidden},
-				"/topics/t1":                       {ok, ok, forbidden, forbidden},
-				"/topics/t1/eventSubscriptions/s1": {ok, ok, forbidden, forbidden},
+			auth.CredentialSASToken, map[string][5]int{
+				"/topics/t1/events":                {ok, ok, ok, forbidden, forbidden},
+				"/topics/t1/api/events":            {ok, ok, ok, forbidden, forbidden},
+				"/topics/t1":                       {ok, ok, ok, forbidden, forbidden},
+				"/topics/t1/eventSubscriptions/s1": {ok, ok, ok, forbidden, forbidden},
 			}},
 		{"SubscriptionToken", check(t, auth.HeaderSASToken, auth.GenerateSASToken(host+"/topics/t1/eventsubscriptions/s1", hour, key1), false),
-			auth.CredentialSASToken, map[string][4]int{
-				"/topics/t1/eventSubscriptions/s1": {ok, ok, forbidden, forbidden},
+			auth.CredentialSASToken, map[string][5]int{
+				"/topics/t1/eventSubscriptions/s1": {ok, ok, ok, forbidden, forbidden},
+			}},
+		{"MetricsToken", check(t, auth.HeaderSASToken, auth.GenerateSASToken(host+"/metrics", hour, key1), false),
+			auth.CredentialSASToken, map[string][5]int{
+				"/metrics": {ok, ok, ok, forbidden, forbidden},
 			}},
 		{"RootToken", check(t, auth.HeaderSASToken, auth.GenerateSASToken(host, hour, key1), false),
-			auth.CredentialSASToken, map[string][4]int{
-				"/topics/t1/events":                {ok, ok, forbidden, forbidden},
-				"/topics/t1/api/events":            {ok, ok, forbidden, forbidden},
-				"/topics/t1":                       {ok, ok, forbidden, forbidden},
-				"/topics/t1/eventSubscriptions/s1": {ok, ok, forbidden, forbidden},
-				"/topics/t2/events":                {ok, ok, forbidden, forbidden},
-				"/topics":                          {ok, ok, forbidden, forbidden},
-				"/metrics":                         {ok, ok, forbidden, forbidden},
+			auth.CredentialSASToken, map[string][5]int{
+				"/topics/t1/events":                {ok, ok, ok, forbidden, forbidden},
+				"/topics/t1/api/events":            {ok, ok, ok, forbidden, forbidden},
+				"/topics/t1":                       {ok, ok, ok, forbidden, forbidden},
+				"/topics/t1/eventSubscriptions/s1": {ok, ok, ok, forbidden, forbidden},
+				"/topics/t2/events":                {ok, ok, ok, forbidden, forbidden},
+				"/topics":                          {ok, ok, ok, forbidden, forbidden},
+				"/metrics":                         {ok, ok, ok, forbidden, forbidden},
 			}},
-		{"Nothing", auth.Grant{}, "", map[string][4]int{}},
+		{"Nothing", auth.Grant{}, "", map[string][5]int{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +102,7 @@ func TestGrant_Permit(t *testing.T) {
 			for _, res := range resources {
 				want, listed := tt.want[res]
 				if !listed && tt.want != nil {
-					want = [4]int{refused, refused, refused, refused}
+					want = [5]int{refused, refused, refused, refused, refused}
 				}
 				for i, p := range auth.Permissions {
 					reason, err := tt.grant.Permit(p, res)

@@ -5,9 +5,9 @@
 // SDKs produce), or the TLS client certificate.
 //
 // Check returns a Grant: a key or a trusted certificate holds every
-// Permission; a token holds Publish and Receive on what lies below the
-// resource it was signed for, as in Azure Event Grid, and Grant.Permit
-// answers for one route. A refusal is a *Failure (401: its Message and
+// Permission; a token holds Publish and Receive (as in Azure Event Grid)
+// and Scrape on what lies below the resource it was signed for, and
+// Grant.Permit answers for one route. A refusal is a *Failure (401: its Message and
 // Challenges name the kinds of credential the broker takes and what was
 // missing or refused) or a *Denied (403: a token on a route that reads or
 // manages). Each comes with a short reason for the log. Messages and

@@ -14,8 +14,9 @@ import (
 )
 
 // A key and a certificate hold every permission everywhere; a token holds
-// publish and receive on what lies below its resource, is no credential
-// (401) for what does not, and gets 403 for read and manage below it.
+// publish, receive and scrape on what lies below its resource, is no
+// credential (401) for what does not, and gets 403 for read and manage
+// below it.
 func TestGrant_Permit(t *testing.T) {
 	a := auth.New(auth.Options{SASKeysEnabled: true, Key1: key1, ClientCertEnabled: true, AllowUnknownCA: true})
 	const host = "https://eventgridmodule:4438"

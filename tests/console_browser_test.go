@@ -325,3 +325,41 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// With the defaults (client certificates on, SAS keys off) the page asks
+// for no key: it says that the broker takes client certificates only and
+// that the browser presented none, as the broker's 401 says. The broker
+// serves HTTPS with the certificate it makes at start, which the browser is
+// told to accept.
+func TestConsole_BrowserCertificatesOnly(t *testing.T) {
+	br := browser.Start(t, consoleSizes[0].width, consoleSizes[0].height, chromedp.Flag("ignore-certificate-errors", true))
+	c := &consoleScene{t: t, browser: br, shots: os.Getenv("CONSOLE_SCREENSHOTS")}
+	if c.shots == "" {
+		c.shots = t.TempDir()
+	} else if err := os.MkdirAll(c.shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", c.shots)
+	c.b = startBroker(t, map[string]string{
+		"api__httpPort":    "0",
+		"api__httpsPort":   "0",
+		"api__bindAddress": "127.0.0.1",
+	})
+	c.browser.Do(chromedp.Navigate(c.b.TLS + "/console/"))
+	c.waitText("!document.getElementById('auth').hidden && document.getElementById('auth-msg').textContent !== ''")
+	msg := browser.Eval[string](c.browser, "document.getElementById('auth-msg').textContent")
+	if !strings.Contains(msg, "This broker takes client certificates only, and your browser presented none.") {
+		t.Errorf("the page says %q", msg)
+	}
+	if strings.Contains(msg, "SAS key") || strings.Contains(msg, "refused") {
+		t.Errorf("the page speaks of a key, or of a refusal: %q", msg)
+	}
+	if visible := browser.Eval[bool](c.browser, "!document.getElementById('auth-keyfields').hidden"); visible {
+		t.Error("the page asks for a SAS key, which this broker does not take")
+	}
+	if conn := browser.Eval[string](c.browser, "document.getElementById('conn').textContent"); conn != "certificate needed" {
+		t.Errorf("the connection badge says %q, want \"certificate needed\"", conn)
+	}
+	c.shoot("certificate-needed")
+	c.clean()
+}

@@ -9,12 +9,14 @@ import (
 )
 
 // runSecurityPage runs "HTTPS with SAS keys, locally" of docs/security.md:
-// the broker started with a key, a call with it and one without, and the
-// broker stopped by its process id.
+// the broker started with a key, a call with it and one without (refused,
+// naming the kinds of credential the broker takes), and the broker stopped
+// by its process id.
 func runSecurityPage(t *testing.T, p *doctest.Page) {
 	s := startDocShell(t)
 	b := p.Claim(t, "## HTTPS with SAS keys, locally", "sh")[0]
-	out := s.run(b, 5*time.Minute, []string{"Unauthorized"}, "[]", `{"error":{"code":"Unauthorized"`)
+	out := s.run(b, 5*time.Minute, []string{"Unauthorized"}, "[]", `{"error":{"code":"Unauthorized"`,
+		"this broker takes SAS keys only", `SharedAccessKey header="aeg-sas-key", error="missing"`)
 	if strings.Contains(out, "Unauthorized") && strings.Index(out, "[]") > strings.Index(out, "Unauthorized") {
 		t.Fatalf("the call with the key was refused, or the one without it was not:\n%s", out)
 	}

@@ -9,16 +9,19 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/edgegrid/edgegrid/pkg/auth"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
 // Authenticator checks a request's credentials (package auth implements it).
 type Authenticator interface {
-	// Authenticate returns nil when the request may proceed. The reason is
-	// for the log only: it is never sent to the client, and never holds a
-	// credential. An error with an AuthFailureReason() string method names
-	// the kind of failure for the auth failure metric.
-	Authenticate(r *http.Request) (reason string, err error)
+	// Check returns what the request's credential holds; whether that is
+	// enough for a route is the Grant's Permit. The reason is for the log
+	// only: it is never sent to the client, and never holds a credential.
+	// An error with an AuthFailureReason() string method names the kind of
+	// failure for the auth failure metric; an *auth.Failure also says what
+	// the client should know.
+	Check(r *http.Request) (g auth.Grant, reason string, err error)
 }
 
 // UnknownAuthFailure is the metric reason of a refusal whose error does not
@@ -29,31 +32,65 @@ const UnknownAuthFailure = "unknown"
 // about refused requests.
 const DefaultAuthFailureLogInterval = 10 * time.Second
 
-// authenticate refuses requests that fail the authenticator with 401 and
-// the same message whatever failed, so a client learns nothing about which
-// credential was wrong. Every refusal is counted; the log gets at most one
-// line per interval, with the number of refusals it did not show.
-func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if s.opts.Authenticator == nil {
-			return next(c)
-		}
-		if reason, err := s.opts.Authenticator.Authenticate(c.Request()); err != nil {
-			kind := UnknownAuthFailure
-			var k interface{ AuthFailureReason() string }
-			if errors.As(err, &k) {
-				kind = k.AuthFailureReason()
+// authorize refuses the requests of route r whose credential does not hold
+// its permission (docs/security.md#who-may-do-what): 401 when no credential
+// presented is good for the request, naming the kinds this broker takes
+// and, where it can tell, which was missing or refused; 403 when a SAS
+// token reaches the route's resource but a token never holds the
+// permission. It runs before anything else of the route, so that an
+// unauthenticated client learns nothing, not even whether its api-version
+// is right. Every refusal is counted; the log gets at most one line per
+// interval, with the number of refusals it did not show.
+func (s *Server) authorize(r *rule) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if s.opts.Authenticator == nil {
+				return next(c)
 			}
-			s.opts.Metrics.AuthFailed(kind)
-			if suppressed, ok := s.authLog.allow(time.Now()); ok {
-				s.log.Warn().Str("reason", kind).Str("detail", reason).Str("remote", remoteHost(c.Request())).
-					Str("method", c.Request().Method).Str("path", c.Request().URL.Path).
-					Int("suppressedSinceLastLine", suppressed).Msg("request refused: not authenticated")
+			g, reason, err := s.opts.Authenticator.Check(c.Request())
+			if err == nil {
+				if g.HoldsAll() {
+					return next(c)
+				}
+				if reason, err = g.Permit(r.Permission, r.resourceOf(c)); err == nil {
+					return next(c)
+				}
 			}
-			return eventgrid.Errorf(eventgrid.EUnauthorized, "The request is not authorized: present a trusted client certificate, a valid aeg-sas-key, or a SAS token in aeg-sas-token or Authorization: SharedAccessSignature.")
+			return s.refuse(c, reason, err)
 		}
-		return next(c)
 	}
+}
+
+// refuse counts and logs a refused request, and returns its answer.
+func (s *Server) refuse(c echo.Context, reason string, err error) error {
+	kind := UnknownAuthFailure
+	var k interface{ AuthFailureReason() string }
+	if errors.As(err, &k) {
+		kind = k.AuthFailureReason()
+	}
+	s.opts.Metrics.AuthFailed(kind)
+	var denied *auth.Denied
+	forbidden := errors.As(err, &denied)
+	if suppressed, ok := s.authLog.allow(time.Now()); ok {
+		msg := "request refused: not authenticated"
+		if forbidden {
+			msg = "request refused: not permitted"
+		}
+		s.log.Warn().Str("reason", kind).Str("detail", reason).Str("remote", remoteHost(c.Request())).
+			Str("method", c.Request().Method).Str("path", c.Request().URL.Path).
+			Int("suppressedSinceLastLine", suppressed).Msg(msg)
+	}
+	if forbidden {
+		return eventgrid.Errorf(eventgrid.EForbidden, "%s", denied.Message())
+	}
+	var f *auth.Failure
+	if errors.As(err, &f) {
+		for _, ch := range f.Challenges() {
+			c.Response().Header().Add(echo.HeaderWWWAuthenticate, ch)
+		}
+		return eventgrid.Errorf(eventgrid.EUnauthorized, "%s", f.Message())
+	}
+	return eventgrid.Errorf(eventgrid.EUnauthorized, "The request is not authorized: present a trusted client certificate, a valid aeg-sas-key, or a SAS token in aeg-sas-token or Authorization: SharedAccessSignature.")
 }
 
 // remoteHost is the address of the connection's peer: unlike X-Forwarded-For

@@ -32,8 +32,8 @@ func (m *authMetrics) AuthFailed(reason string) {
 // untyped is an authenticator whose refusals do not say their kind.
 type untyped struct{}
 
-func (untyped) Authenticate(*http.Request) (string, error) {
-	return "refused", errors.New("no")
+func (untyped) Check(*http.Request) (auth.Grant, string, error) {
+	return auth.Grant{}, "refused", errors.New("no")
 }
 
 // Every refused request is counted under its kind; the log gets one line

@@ -37,6 +37,7 @@ var statusByCode = map[string]int{
 	eventgrid.ENotFound:            http.StatusNotFound,
 	eventgrid.EMethodNotAllowed:    http.StatusMethodNotAllowed,
 	eventgrid.EUnauthorized:        http.StatusUnauthorized,
+	eventgrid.EForbidden:           http.StatusForbidden,
 	eventgrid.EQueueFull:           http.StatusServiceUnavailable,
 	eventgrid.EEventsHeld:          http.StatusConflict,
 	eventgrid.EUnavailable:         http.StatusServiceUnavailable,
@@ -49,6 +50,7 @@ var statusByCode = map[string]int{
 var statusNames = map[int]string{
 	http.StatusBadRequest:            "BadRequest",
 	http.StatusUnauthorized:          "Unauthorized",
+	http.StatusForbidden:             "Forbidden",
 	http.StatusNotFound:              "NotFound",
 	http.StatusMethodNotAllowed:      "MethodNotAllowed",
 	http.StatusConflict:              "Conflict",

@@ -215,6 +215,8 @@ func mustErrorContaining(tb testing.TB, r response, status int, code string, par
 // statusNames are the envelope's error.code values by status.
 var statusNames = map[int]string{
 	http.StatusBadRequest:            "BadRequest",
+	http.StatusUnauthorized:          "Unauthorized",
+	http.StatusForbidden:             "Forbidden",
 	http.StatusNotFound:              "NotFound",
 	http.StatusMethodNotAllowed:      "MethodNotAllowed",
 	http.StatusConflict:              "Conflict",

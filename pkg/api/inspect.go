@@ -20,19 +20,19 @@ import (
 // inspectionRoutes maps the inspection API, for a server with a Board. A
 // subscription's views are reached through the paths subscriptionView
 // rewrites.
-func (s *Server) inspectionRoutes(auth, edge echo.MiddlewareFunc) {
-	e := s.echo
-	const subs = "/topics/:topic/eventSubscriptions/"
-	e.GET("/topics/:topic/events", s.topicTail, auth, edge)
-	e.GET("/topics/:topic/history", s.topicHistory, auth, edge)
+func (s *Server) inspectionRoutes(edge echo.MiddlewareFunc) {
+	const sub = "/topics/{topic}/eventSubscriptions/{sub}"
+	s.handle(http.MethodGet, "/topics/{topic}/events", s.topicTail, edge)
+	s.handle(http.MethodGet, "/topics/{topic}/history", s.topicHistory, edge)
 	for view, h := range map[string]echo.HandlerFunc{
 		"events": s.peek, "failures": s.failures, "deliveries": s.deliveries, "history": s.subHistory,
 	} {
-		p := subs + "$" + view + "/:sub"
-		e.GET(p, h, auth, requireView(view), edge)
-		e.Match([]string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch}, p, methodNotAllowed, requireView(view))
+		s.handle(http.MethodGet, sub+"/"+view, h, requireView(view), edge)
+		for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+			s.handle(m, sub+"/"+view, methodNotAllowed, requireView(view))
+		}
 	}
-	e.POST(subs+"$retryNow/:sub", s.retryNow, auth, requireAction, edge)
+	s.handle(http.MethodPost, sub+":retryNow", s.retryNow, requireAction, edge)
 }
 
 // maxPeekBytes bounds the events of one peek's answer.

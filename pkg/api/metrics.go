@@ -12,8 +12,8 @@ type Metrics interface {
 	Published(topic string, status int, latency time.Duration, received, unmatched int)
 	// TopicDeleted reports that a topic is gone, so its series can go too.
 	TopicDeleted(topic string)
-	// AuthFailed reports a request refused with 401; reason is the kind
-	// of failure (package auth's Fail* kinds, or UnknownAuthFailure).
+	// AuthFailed reports a request refused with 401 or 403; reason is the
+	// kind of refusal (package auth's Fail* kinds, or UnknownAuthFailure).
 	AuthFailed(reason string)
 }
 

@@ -85,17 +85,16 @@ func requireAction(next echo.HandlerFunc) echo.HandlerFunc {
 
 // namespaceRoutes maps the Event Grid namespace data plane; see
 // docs/pull-delivery.md.
-func (s *Server) namespaceRoutes(auth echo.MiddlewareFunc) {
-	e := s.echo
-	e.Pre(splitAction)
+func (s *Server) namespaceRoutes() {
+	s.echo.Pre(splitAction)
 	ns := requireAPIVersion(namespaceAPIVersions)
-	const subs = "/topics/:topic/eventSubscriptions/"
-	e.POST("/topics/$publish/:topic", s.namespacePublish, auth, requireAction, ns)
-	e.POST(subs+"$receive/:sub", s.receive, auth, requireAction, ns)
-	e.POST(subs+"$acknowledge/:sub", s.settle(pull.SettleAcknowledge), auth, requireAction, ns)
-	e.POST(subs+"$release/:sub", s.settle(pull.SettleRelease), auth, requireAction, ns)
-	e.POST(subs+"$reject/:sub", s.settle(pull.SettleReject), auth, requireAction, ns)
-	e.POST(subs+"$renewLock/:sub", s.settle(pull.SettleRenewLock), auth, requireAction, requireAPIVersion(renewAPIVersions))
+	const sub = "/topics/{topic}/eventSubscriptions/{sub}"
+	s.handle(http.MethodPost, "/topics/{topic}:publish", s.namespacePublish, requireAction, ns)
+	s.handle(http.MethodPost, sub+":receive", s.receive, requireAction, ns)
+	s.handle(http.MethodPost, sub+":acknowledge", s.settle(pull.SettleAcknowledge), requireAction, ns)
+	s.handle(http.MethodPost, sub+":release", s.settle(pull.SettleRelease), requireAction, ns)
+	s.handle(http.MethodPost, sub+":reject", s.settle(pull.SettleReject), requireAction, ns)
+	s.handle(http.MethodPost, sub+":renewLock", s.settle(pull.SettleRenewLock), requireAction, requireAPIVersion(renewAPIVersions))
 }
 
 // namespacePublish takes CloudEvents: one, a batch, or one in binary mode.

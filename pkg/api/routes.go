@@ -17,62 +17,65 @@ var (
 	cloudAPIVersions = []string{"2018-01-01"}
 )
 
-// routes maps the whole API surface (docs/api.md).
+// routes maps the whole API surface (docs/api.md). Each route is
+// registered through handle, with the permission routeTable gives it
+// (docs/security.md#who-may-do-what).
 func (s *Server) routes() {
-	e := s.echo
 	if s.opts.HealthProbe {
-		e.GET("/healthz", s.health)
-		e.GET("/readyz", s.ready)
+		s.handle(http.MethodGet, "/healthz", s.health)
+		s.handle(http.MethodGet, "/readyz", s.ready)
 	}
 	if s.opts.MetricsHandler != nil {
 		// The api-version the docs show on the metrics URL is tolerated,
 		// not required.
-		e.GET("/metrics", echo.WrapHandler(s.opts.MetricsHandler), s.authenticate)
+		s.handle(http.MethodGet, "/metrics", echo.WrapHandler(s.opts.MetricsHandler))
 	} else {
 		// Metrics are off by default: say which key turns them on rather
 		// than that the path is unknown (docs/metrics.md).
-		e.GET("/metrics", metricsOff, s.authenticate)
+		s.handle(http.MethodGet, "/metrics", metricsOff)
 	}
 
 	// The api-version check is route middleware, not a group's: an echo
 	// group with middleware registers a catch-all route for its prefix, and
 	// with the prefix "" that would turn every unknown path and wrong method
 	// into an api-version error instead of 404 or 405.
-	// Authentication comes first, so that an unauthenticated client learns
-	// nothing, not even whether its api-version is right.
-	auth := s.authenticate
+	// The credential check comes first (handle puts it there), so that an
+	// unauthenticated client learns nothing, not even whether its
+	// api-version is right.
 	edge := requireAPIVersion(edgeAPIVersions)
-	e.GET("/topics", s.listTopics, auth, edge)
-	e.PUT("/topics/:topic", s.putTopic, auth, edge)
-	e.GET("/topics/:topic", s.getTopic, auth, edge)
-	e.DELETE("/topics/:topic", s.deleteTopic, auth, edge)
+	const sub = "/topics/{topic}/eventSubscriptions/{sub}"
+	s.handle(http.MethodGet, "/topics", s.listTopics, edge)
+	s.handle(http.MethodPut, "/topics/{topic}", s.putTopic, edge)
+	s.handle(http.MethodGet, "/topics/{topic}", s.getTopic, edge)
+	s.handle(http.MethodDelete, "/topics/{topic}", s.deleteTopic, edge)
 
-	e.GET("/topics/:topic/eventSubscriptions", s.listSubscriptions, auth, edge)
-	e.PUT("/topics/:topic/eventSubscriptions/:sub", s.putSubscription, auth, edge)
-	e.GET("/topics/:topic/eventSubscriptions/:sub", s.getSubscription, auth, oneSegment, edge)
-	e.DELETE("/topics/:topic/eventSubscriptions/:sub", s.deleteSubscription, auth, oneSegment, edge)
-	e.Pre(subscriptionView)
-	const fullURL = "/topics/:topic/eventSubscriptions/$getFullUrl/:sub"
-	e.POST(fullURL, s.getFullURL, auth, requireView(viewFullURL), edge)
+	s.handle(http.MethodGet, "/topics/{topic}/eventSubscriptions", s.listSubscriptions, edge)
+	s.handle(http.MethodPut, sub, s.putSubscription, edge)
+	s.handle(http.MethodGet, sub, s.getSubscription, oneSegment, edge)
+	s.handle(http.MethodDelete, sub, s.deleteSubscription, oneSegment, edge)
+	s.echo.Pre(subscriptionView)
+	s.handle(http.MethodPost, sub+"/getFullUrl", s.getFullURL, requireView(viewFullURL), edge)
 	// Other methods would otherwise reach the subscription's routes with
 	// "$getFullUrl/{s}" for a name.
-	e.Match([]string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch}, fullURL, methodNotAllowed, requireView(viewFullURL))
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		s.handle(m, sub+"/getFullUrl", methodNotAllowed, requireView(viewFullURL))
+	}
 
-	e.POST("/topics/:topic/events", s.publishBatch, auth, edge)
-	e.POST("/topics/:topic/events/:id", s.publishOne, auth, edge)
+	s.handle(http.MethodPost, "/topics/{topic}/events", s.publishBatch, edge)
+	s.handle(http.MethodPost, "/topics/{topic}/events/{id}", s.publishOne, edge)
 
-	e.POST("/topics/:topic/api/events", s.publishBatch, auth, requireAPIVersion(cloudAPIVersions))
+	s.handle(http.MethodPost, "/topics/{topic}/api/events", s.publishBatch, requireAPIVersion(cloudAPIVersions))
 
-	s.namespaceRoutes(auth)
+	s.namespaceRoutes()
 	if s.opts.Board != nil {
-		s.inspectionRoutes(auth, edge)
+		s.inspectionRoutes(edge)
 	}
 
 	if s.opts.Console != nil {
 		page := echo.WrapHandler(s.opts.Console)
 		for _, p := range []string{consolePath, consolePath + "/*"} {
-			e.GET(p, page)
-			e.HEAD(p, page)
+			s.handle(http.MethodGet, p, page)
+			s.handle(http.MethodHead, p, page)
 		}
 	}
 }

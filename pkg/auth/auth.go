@@ -16,8 +16,9 @@ import (
 // enabled check. The HTTP layer answers it with 401.
 var ErrUnauthorized = errors.New("auth: unauthorized")
 
-// Kinds of authentication failure: which credential was refused, or that
-// none was presented. They are few and fixed, so they can label a metric.
+// Kinds of refusal: which credential was refused, or that none was
+// presented, or that the credential does not hold the permission. They are
+// few and fixed, so they can label a metric.
 const (
 	// FailNoCredentials: no SAS key or token, and no client certificate.
 	FailNoCredentials = "no_credentials"
@@ -29,28 +30,13 @@ const (
 	// FailClientCertificate: a client certificate that is expired, not for
 	// client authentication or not trusted.
 	FailClientCertificate = "client_certificate"
+	// FailPermission: a valid SAS token on a route that needs a permission
+	// a token never holds (403).
+	FailPermission = "permission"
 )
 
-// FailureKinds lists every kind of failure.
-var FailureKinds = []string{FailNoCredentials, FailSASKey, FailSASToken, FailClientCertificate}
-
-// Failure is the error of a refused request. errors.Is(err,
-// ErrUnauthorized) holds for it.
-type Failure struct {
-	// Kind is one of the Fail* constants: the first credential presented
-	// that was refused, in the order SAS key, SAS token, client
-	// certificate.
-	Kind string
-}
-
-func (f *Failure) Error() string { return "auth: unauthorized (" + f.Kind + ")" }
-
-// Is makes a Failure match ErrUnauthorized.
-func (f *Failure) Is(target error) bool { return target == ErrUnauthorized }
-
-// AuthFailureReason returns Kind; the HTTP layer reads it through an
-// interface, without importing this package.
-func (f *Failure) AuthFailureReason() string { return f.Kind }
+// FailureKinds lists every kind of refusal.
+var FailureKinds = []string{FailNoCredentials, FailSASKey, FailSASToken, FailClientCertificate, FailPermission}
 
 // Header names of the SAS credentials.
 const (
@@ -113,45 +99,137 @@ func New(o Options) *Authenticator {
 	return a
 }
 
-// Authenticate checks one request: first the SAS credentials (aeg-sas-key or
-// "Authorization: SharedAccessKey <key>", then aeg-sas-token or
-// "Authorization: SharedAccessSignature <token>") when
-// SAS keys are enabled, then the TLS client
-// certificate in r.TLS.PeerCertificates when client certificates are
-// enabled. One passing check is enough; with both disabled every request
-// passes. It returns nil or a *Failure, which is ErrUnauthorized under
-// errors.Is and names the kind of failure. The reason says which check
-// passed or why each failed ("sas key mismatch", "sas token expired",
-// "client certificate not trusted", ...); it is for debug logging only, must
-// not be sent to the client, and never contains a key, a token or a
-// certificate. Authenticate does not read the body.
-func (a *Authenticator) Authenticate(r *http.Request) (reason string, err error) {
+// Check checks one request's credentials and returns what they hold:
+// the aeg-sas-key (or "Authorization: SharedAccessKey <key>") when SAS keys
+// are enabled, then the TLS client certificate in r.TLS.PeerCertificates
+// when client certificates are enabled, then the SAS token (aeg-sas-token
+// or "Authorization: SharedAccessSignature <token>"). A key or a trusted
+// certificate holds everything, so they are looked at first; a token holds
+// what Grant.Permit says, on the resource it was signed for, whose scheme
+// and host must be this request's. With both checks disabled every request
+// holds everything. On failure it returns a *Failure, which is
+// ErrUnauthorized under errors.Is, names the kind of failure and says
+// what the client should know. The reason says which check passed or why
+// each failed ("sas key mismatch", "sas token expired", "client
+// certificate not trusted", ...); it is for logging only, must not be sent
+// to the client, and never contains a key, a token or a certificate.
+// Check does not read the body.
+func (a *Authenticator) Check(r *http.Request) (g Grant, reason string, err error) {
 	if !a.sas && !a.cert {
-		return "authentication disabled", nil
+		return Grant{credential: CredentialNone, all: true}, "authentication disabled", nil
 	}
-	var failed []string
-	kind := ""
+	var key, token string
 	if a.sas {
-		reason, k, ok := a.checkSAS(r)
-		if ok {
-			return reason, nil
+		key = sasKey(r)
+		if key != "" && a.matchKey(key) {
+			return Grant{credential: CredentialSASKey, all: true}, "sas key", nil
 		}
-		failed, kind = append(failed, reason), k
+		token = sasToken(r)
+	}
+	var certReason string
+	if a.cert {
+		var ok bool
+		if certReason, ok = a.verifyCert(r); ok {
+			return Grant{credential: CredentialClientCertificate, all: true}, certReason, nil
+		}
+	}
+	var tokenReason string
+	if token != "" {
+		var resource string
+		if resource, tokenReason = a.verifyToken(r, token); tokenReason == "" {
+			return Grant{credential: CredentialSASToken, resource: resource, accepts: a.accepts()}, "sas token", nil
+		}
+	}
+	reason, f := a.refusal(r, key, token, tokenReason, certReason)
+	return Grant{}, reason, f
+}
+
+// refusal is Check's answer when nothing passed: the reason for the log
+// (the SAS checks' failures, then the certificate's), and the Failure,
+// whose kind is the first credential refused in the order key, token,
+// certificate, and which tells the client, certificate first, what was
+// missing or refused.
+func (a *Authenticator) refusal(r *http.Request, key, token, tokenReason, certReason string) (string, *Failure) {
+	f := &Failure{accepts: a.accepts()}
+	var failed []string
+	switch {
+	case !a.sas:
+	case key == "" && token == "":
+		failed = append(failed, "no sas key or token")
+	default:
+		if key != "" {
+			failed, f.Kind = append(failed, "sas key mismatch"), FailSASKey
+		}
+		if token != "" {
+			failed = append(failed, tokenReason)
+			if f.Kind == "" {
+				f.Kind = FailSASToken
+			}
+		}
 	}
 	if a.cert {
-		reason, k, ok := a.checkCert(r)
-		if ok {
-			return reason, nil
+		failed = append(failed, certReason)
+		st := missing
+		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+			st = refused
+			if f.Kind == "" {
+				f.Kind = FailClientCertificate
+			}
 		}
-		failed = append(failed, reason)
-		if kind == "" {
-			kind = k
+		f.note(certKind, st, refusalFindings[certReason])
+	}
+	switch {
+	case !a.sas:
+		if sasKey(r) != "" || sasToken(r) != "" {
+			f.note(0, untold, refusalFindings["sas credentials presented, but sas keys are off"])
+		}
+	case key == "" && token == "":
+		f.note(keyKind, missing, refusalFindings["no sas key or token"])
+		f.note(tokenKind, missing, "")
+	default:
+		if key != "" {
+			f.note(keyKind, refused, refusalFindings["sas key mismatch"])
+		} else {
+			f.note(keyKind, missing, "")
+		}
+		if token != "" {
+			f.note(tokenKind, refused, refusalFindings[tokenReason])
+		} else {
+			f.note(tokenKind, missing, "")
 		}
 	}
-	if kind == "" {
-		kind = FailNoCredentials
+	if f.Kind == "" {
+		f.Kind = FailNoCredentials
 	}
-	return strings.Join(failed, "; "), &Failure{Kind: kind}
+	return strings.Join(failed, "; "), f
+}
+
+// Authenticate is Check of a request that publishes to its own URL: a key
+// or a trusted certificate passes, and a token passes when its resource
+// lies above r.URL.Path. It is how a lone publish endpoint is checked; the
+// API checks each route's permission with Check and Grant.Permit. It
+// returns nil or a *Failure, and a reason for the log as Check does.
+func (a *Authenticator) Authenticate(r *http.Request) (reason string, err error) {
+	g, reason, err := a.Check(r)
+	if err != nil || g.HoldsAll() {
+		return reason, err
+	}
+	if why, err := g.Permit(Publish, r.URL.Path); err != nil {
+		return why, err
+	}
+	return reason, nil
+}
+
+// accepts is the set of the kinds of credential a takes.
+func (a *Authenticator) accepts() kinds {
+	var k kinds
+	if a.cert {
+		k |= certKind
+	}
+	if a.sas {
+		k |= keyKind | tokenKind
+	}
+	return k
 }
 
 // authorizationScheme is the scheme of a SAS token in the Authorization
@@ -183,33 +261,6 @@ func credential(r *http.Request, header, scheme string) string {
 	return strings.TrimSpace(cred)
 }
 
-// checkSAS checks the SAS credentials. On failure, kind is the first
-// credential refused, or "" when none was presented.
-func (a *Authenticator) checkSAS(r *http.Request) (reason, kind string, ok bool) {
-	key, token := sasKey(r), sasToken(r)
-	if key == "" && token == "" {
-		return "no sas key or token", "", false
-	}
-	var failed []string
-	if key != "" {
-		if a.matchKey(key) {
-			return "sas key", "", true
-		}
-		failed, kind = append(failed, "sas key mismatch"), FailSASKey
-	}
-	if token != "" {
-		reason := a.verifyToken(r, token)
-		if reason == "" {
-			return "sas token", "", true
-		}
-		failed = append(failed, reason)
-		if kind == "" {
-			kind = FailSASToken
-		}
-	}
-	return strings.Join(failed, "; "), kind, false
-}
-
 // matchKey compares the presented key with every configured key in constant
 // time. Hashing first makes the time independent of the keys' lengths too.
 func (a *Authenticator) matchKey(presented string) bool {
@@ -221,16 +272,8 @@ func (a *Authenticator) matchKey(presented string) bool {
 	return match == 1
 }
 
-// checkCert checks the TLS client certificate. On failure, kind is
-// FailClientCertificate, or "" when none was presented.
-func (a *Authenticator) checkCert(r *http.Request) (reason, kind string, ok bool) {
-	reason, ok = a.verifyCert(r)
-	if !ok && r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
-		kind = FailClientCertificate
-	}
-	return reason, kind, ok
-}
-
+// verifyCert checks the TLS client certificate and returns why it fails,
+// or why it passes.
 func (a *Authenticator) verifyCert(r *http.Request) (string, bool) {
 	if r.TLS == nil {
 		return "no client certificate over plain http", false

@@ -54,44 +54,48 @@ func sign(key []byte, s string) string {
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
-// verifyToken checks an aeg-sas-token and returns "" when it is valid for r,
-// else the reason it is not. The signature is checked over the r=…&e= prefix
-// exactly as the client sent it, so any URL encoding the client chose works;
-// the decoded values are read with query unescaping ('+' is a space, hex of
-// either case).
-func (a *Authenticator) verifyToken(r *http.Request, token string) string {
+// verifyToken checks an aeg-sas-token and returns the path of the resource
+// it was signed for (without a trailing '/'; "" for the root), or the
+// reason it is not valid for r: malformed, wrongly signed, expired, or
+// signed for another scheme or host. Whether the resource reaches what r
+// acts on is Grant.Permit's to say. The signature is checked over the
+// r=…&e= prefix exactly as the client sent it, so any URL encoding the
+// client chose works; the decoded values are read with query unescaping
+// ('+' is a space, hex of either case).
+func (a *Authenticator) verifyToken(r *http.Request, token string) (resource, reason string) {
 	i := strings.LastIndex(token, "&s=")
 	if i < 0 || !strings.HasPrefix(token, "r=") {
-		return "sas token malformed"
+		return "", "sas token malformed"
 	}
 	signed, sigEnc := token[:i], token[i+len("&s="):]
 	j := strings.Index(signed, "&e=")
 	if j < 0 {
-		return "sas token malformed"
+		return "", "sas token malformed"
 	}
 	resEnc, expEnc := signed[len("r="):j], signed[j+len("&e="):]
 	if strings.Contains(resEnc, "&") || strings.Contains(expEnc, "&") || strings.Contains(sigEnc, "&") {
-		return "sas token malformed"
+		return "", "sas token malformed"
 	}
 	if !a.validSignature(signed, sigEnc) {
-		return "sas token signature mismatch"
+		return "", "sas token signature mismatch"
 	}
-	resource, err1 := url.QueryUnescape(resEnc)
+	res, err1 := url.QueryUnescape(resEnc)
 	expiry, err2 := url.QueryUnescape(expEnc)
 	if err1 != nil || err2 != nil {
-		return "sas token malformed"
+		return "", "sas token malformed"
 	}
 	exp, ok := parseExpiry(expiry)
 	if !ok {
-		return "sas token expiry unreadable"
+		return "", "sas token expiry unreadable"
 	}
 	if !a.now().Before(exp) {
-		return "sas token expired"
+		return "", "sas token expired"
 	}
-	if !resourceMatches(resource, r) {
-		return "sas token resource mismatch"
+	path, ok := resourcePath(res, r)
+	if !ok {
+		return "", "sas token resource mismatch"
 	}
-	return ""
+	return path, ""
 }
 
 // validSignature reports whether sigEnc is the signature of signed under one
@@ -133,30 +137,22 @@ func parseExpiry(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// resourceMatches reports whether the token's resource, compared
-// case-insensitively and without its query, is r's endpoint
-// (scheme://host/path) or a prefix of it ending at a path segment boundary.
-func resourceMatches(resource string, r *http.Request) bool {
+// resourcePath returns the path of a token's resource, without its query
+// and trailing '/', when the resource is a URL of r's scheme and host
+// (compared case-insensitively, a default port written or not).
+func resourcePath(resource string, r *http.Request) (string, bool) {
 	u, err := url.Parse(resource)
 	if err != nil || u.Scheme == "" || u.Host == "" {
-		return false
+		return "", false
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
 	if !strings.EqualFold(u.Scheme, scheme) || !strings.EqualFold(canonicalHost(u.Host, scheme), canonicalHost(r.Host, scheme)) {
-		return false
+		return "", false
 	}
-	prefix := strings.TrimSuffix(u.Path, "/")
-	path := r.URL.Path
-	if prefix == "" {
-		return true
-	}
-	if len(path) < len(prefix) || !strings.EqualFold(path[:len(prefix)], prefix) {
-		return false
-	}
-	return len(path) == len(prefix) || path[len(prefix)] == '/'
+	return strings.TrimSuffix(u.Path, "/"), true
 }
 
 // canonicalHost drops the scheme's default port.

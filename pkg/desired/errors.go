@@ -19,6 +19,7 @@ var statusNames = map[string]string{
 	eventgrid.EUnsupportedMedia:    "UnsupportedMediaType",
 	eventgrid.EMethodNotAllowed:    "MethodNotAllowed",
 	eventgrid.EUnauthorized:        "Unauthorized",
+	eventgrid.EForbidden:           "Forbidden",
 	eventgrid.EQueueFull:           "ServiceUnavailable",
 	eventgrid.EUnavailable:         "ServiceUnavailable",
 	eventgrid.EInternal:            "InternalServerError",

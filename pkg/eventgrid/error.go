@@ -32,7 +32,10 @@ const (
 	ENotFound         = "NotFound"
 	EMethodNotAllowed = "MethodNotAllowed"
 	EUnauthorized     = "Unauthorized"
-	EQueueFull        = "QueueFull"
+	// EForbidden: the credential is good, but does not hold the permission
+	// the route needs (a SAS token on a route that reads or manages).
+	EForbidden = "Forbidden"
+	EQueueFull = "QueueFull"
 	// EEventsHeld refuses a change that would discard the events a
 	// subscription holds, such as switching it between push and queue.
 	EEventsHeld  = "SubscriptionHoldsEvents"

@@ -130,7 +130,7 @@ func NewPrometheus() *Prometheus {
 			Name: "eventgrid_publish_rejected_total",
 			Help: "Deliveries, push and queue, refused at publish by the queue budget: with 503 because it was full, or 413 because it could never hold them.",
 		}),
-		authFailures: counter("eventgrid_auth_failures_total", "Requests refused with 401, by reason: no_credentials, sas_key, sas_token, client_certificate.", labelReason),
+		authFailures: counter("eventgrid_auth_failures_total", "Requests refused with 401 (reason no_credentials, sas_key, sas_token or client_certificate) or 403 (reason permission).", labelReason),
 		topics:       map[string]*topicSeries{},
 		subs:         map[uint64]*subSeries{},
 	}

@@ -90,8 +90,9 @@ func find(tb testing.TB) string {
 	return brokertest.RequireCommand(tb, Names[0], Install)
 }
 
-// Start starts Chromium with a blank tab of width x height CSS pixels.
-func Start(tb testing.TB, width, height int) *Browser {
+// Start starts Chromium with a blank tab of width x height CSS pixels,
+// with Flags and then extra.
+func Start(tb testing.TB, width, height int, extra ...chromedp.ExecAllocatorOption) *Browser {
 	tb.Helper()
 	bin := find(tb)
 	dir, err := os.MkdirTemp("", "edgegrid-chromium-")
@@ -100,6 +101,7 @@ func Start(tb testing.TB, width, height int) *Browser {
 	}
 	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.UserDataDir(dir),
 		chromedp.WindowSize(width, height)}, Flags...)
+	opts = append(opts, extra...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(alloc)
 	b := &Browser{tb: tb, tab: &tab{ctx: ctx}}

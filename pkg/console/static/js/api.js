@@ -40,15 +40,37 @@ function headers(extra) {
 // or subscription itself first, so a 404 below one that exists means the
 // route is missing (an older broker routes GET …/{s}/history as a
 // subscription named "{s}/history").
+// challenges is, for a 401, what the broker's WWW-Authenticate says of
+// each kind of credential it takes (see parseChallenges).
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, challenges) {
     super(message || ('HTTP ' + status));
     this.status = status;
     this.code = code || '';
     this.unavailable = status === 404 || status === 405;
     this.unauthorized = status === 401;
     this.network = status === 0;
+    this.challenges = challenges || null;
   }
+}
+
+// parseChallenges reads WWW-Authenticate (its values joined with ", ", as
+// fetch gives them) into {scheme: {param: value}}: the broker names each
+// kind of credential it takes, ClientCertificate, SharedAccessKey and
+// SharedAccessSignature, with error="missing" or "refused" where it can
+// tell (docs/security.md#refusals). null when there is none: an older
+// broker.
+export function parseChallenges(header) {
+  if (!header) return null;
+  const out = {};
+  let current = null;
+  for (const part of header.split(',')) {
+    const m = /^\s*(?:([A-Za-z][\w-]*)(?=\s|$))?\s*(?:([\w-]+)\s*=\s*"([^"]*)")?\s*$/.exec(part);
+    if (!m) continue;
+    if (m[1]) current = out[m[1]] = {};
+    if (m[2] && current) current[m[2]] = m[3];
+  }
+  return Object.keys(out).length ? out : null;
 }
 
 // Listeners told about every answer: onAuth(err) on 401, onReach(ok) on
@@ -79,7 +101,8 @@ async function toError(res) {
   } catch {
     // Not the envelope: the status says enough.
   }
-  return new ApiError(res.status, code, message || res.status + ' ' + res.statusText);
+  const challenges = res.status === 401 ? parseChallenges(res.headers.get('WWW-Authenticate')) : null;
+  return new ApiError(res.status, code, message || res.status + ' ' + res.statusText, challenges);
 }
 
 // send fetches p and returns the answer once its status is a success,

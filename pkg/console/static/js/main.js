@@ -16,6 +16,9 @@ const forget = document.getElementById('forget');
 const dlg = document.getElementById('auth');
 const keyInput = document.getElementById('auth-key');
 const authMsg = document.getElementById('auth-msg');
+const keyFields = document.getElementById('auth-keyfields');
+const authTitle = document.getElementById('auth-title');
+const reload = document.getElementById('auth-reload');
 
 let current = null; // {refresh, unmount} of the view shown
 let busy = false;
@@ -69,23 +72,62 @@ function setConn(ok) {
   conn.className = 'conn ' + (ok ? 'ok' : 'bad');
 }
 
-// askKey shows the key prompt. A refusal of a key the page sent says so;
-// a refusal with none sent says the broker needs a credential.
-function askKey() {
+// askKey shows the prompt for a credential, saying what the broker's 401
+// says it takes (err.challenges) and what was wrong: a broker that takes
+// client certificates only gets no key prompt, but says whether the browser
+// presented none or presented one that was refused; a refusal of a key the
+// page sent says so; a refusal with none sent says the broker needs a
+// credential.
+function askKey(err) {
   if (authWanted) return;
   authWanted = true;
+  const ch = err?.challenges;
+  const cert = ch?.ClientCertificate;
+  const takesKey = !ch || 'SharedAccessKey' in ch;
   const had = api.sasKey();
-  authMsg.className = 'auth-msg' + (had ? ' error' : '');
-  authMsg.textContent = had ?
-    'The broker refused this SAS key (401 Unauthorized). Check it against the broker\'s inbound__clientAuth__sasKeys__key1 or key2, and enter it again.' :
-    'This broker needs a credential. Enter a SAS key (key1 or key2 of inbound__clientAuth__sasKeys), or open the console with a client certificate the broker trusts.';
+  let text;
+  let status;
+  if (!takesKey) {
+    status = cert?.error === 'refused' ? 'certificate refused' : 'certificate needed';
+    text = cert?.error === 'refused' ?
+      'This broker takes client certificates only, and it refused the certificate your browser presented. ' + brokerSays(err) + ' Present one the broker trusts, then reload this page.' :
+      'This broker takes client certificates only, and your browser presented none. ' +
+      (location.protocol === 'http:' ?
+        'No certificate can be presented over plain HTTP: open the console over HTTPS, with a client certificate the broker trusts.' :
+        'Import a client certificate the broker trusts into the browser (or its operating system\'s store), then reload this page.');
+  } else if (had) {
+    status = 'key refused';
+    text = 'The broker refused this SAS key (401 Unauthorized). Check it against the broker\'s inbound__clientAuth__sasKeys__key1 or key2, and enter it again.';
+  } else {
+    status = 'key needed';
+    text = cert?.error === 'refused' ?
+      'The broker refused the client certificate your browser presented. ' + brokerSays(err) + ' Enter a SAS key (key1 or key2 of inbound__clientAuth__sasKeys) instead.' :
+      'This broker needs a credential. Enter a SAS key (key1 or key2 of inbound__clientAuth__sasKeys)' +
+      (cert || !ch ? ', or open the console with a client certificate the broker trusts.' : '.');
+  }
+  authMsg.className = 'auth-msg' + (had || !takesKey || cert?.error === 'refused' ? ' error' : '');
+  authMsg.textContent = text;
+  authTitle.textContent = takesKey ? 'Authentication needed' : 'Client certificate needed';
+  keyFields.hidden = !takesKey;
+  reload.hidden = takesKey;
   keyInput.value = '';
   dlg.hidden = false;
   document.body.classList.add('locked');
-  conn.textContent = had ? 'key refused' : 'key needed';
+  conn.textContent = status;
   conn.className = 'conn bad';
-  keyInput.focus();
+  if (takesKey) keyInput.focus();
 }
+
+// brokerSays is the broker's own account of a refusal, from its message:
+// the part after "and ", which says what was missing or refused.
+function brokerSays(err) {
+  const m = /, and (.*)$/.exec(err?.message || '');
+  if (!m) return '';
+  const said = m[1].charAt(0).toUpperCase() + m[1].slice(1);
+  return 'The broker says: ' + (said.endsWith('.') ? said : said + '.');
+}
+
+reload.addEventListener('click', () => location.reload());
 
 document.getElementById('auth-form').addEventListener('submit', (e) => {
   e.preventDefault();

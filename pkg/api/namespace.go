@@ -224,6 +224,9 @@ func decodeLockTokens(body []byte) ([]string, error) {
 		if errors.As(err, &se) {
 			return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid: %v.", err)
 		}
+		if se := rawjson.Locate(body); se != nil {
+			return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON: %s; send {\"lockTokens\": [\"…\"]}.", se)
+		}
 		return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON; send {\"lockTokens\": [\"…\"]}.")
 	}
 	if rawjson.KindOf(body) != rawjson.Object {

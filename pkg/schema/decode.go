@@ -2,9 +2,6 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
-	"strings"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -238,21 +235,19 @@ func strictError(se *rawjson.StrictError, prefix string, index int) error {
 		i, what, se.Offset)
 }
 
+// invalidJSON says where and why body, which is not JSON, stops being
+// JSON: its line and column, its byte offset, and what JSON allows there.
 func invalidJSON(what string, body []byte) error {
-	var raw json.RawMessage
-	err := json.Unmarshal(body, &raw)
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		// Offset counts the bytes read, the bad one included; report where
-		// the bad byte is, or the end of the body when it ended too soon.
-		at := se.Offset - 1
-		if se.Offset >= int64(len(body)) && strings.HasPrefix(se.Error(), "unexpected end") {
-			at = int64(len(body))
-		}
-		return eventgrid.Errorf(eventgrid.EInvalidJSON,
-			"%s is not valid JSON: %s (at byte offset %d)", what, se.Error(), max(at, 0))
+	se := rawjson.Locate(body)
+	if se == nil {
+		return eventgrid.Errorf(eventgrid.EInvalidJSON, "%s is not valid JSON", what)
 	}
-	return eventgrid.Errorf(eventgrid.EInvalidJSON, "%s is not valid JSON", what)
+	expected := ""
+	if se.Expected != "" {
+		expected = "; expected " + se.Expected
+	}
+	return eventgrid.Errorf(eventgrid.EInvalidJSON,
+		"%s is not valid JSON: line %d, column %d: %s (at byte offset %d)%s", what, se.Line, se.Column, se.Msg, se.Offset, expected)
 }
 
 func kindName(k rawjson.Kind) string {

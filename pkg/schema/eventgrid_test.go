@@ -157,6 +157,9 @@ func TestDecodeBatch_Shape(t *testing.T) {
 		{"Empty", eventgrid.EventGridSchema, ``, eventgrid.EInvalidJSON, "the request body is not valid JSON"},
 		{"Truncated", eventgrid.EventGridSchema, `[{"id":"1"`, eventgrid.EInvalidJSON, "unexpected end of JSON input (at byte offset 10)"},
 		{"TrailingGarbage", eventgrid.CustomEventSchema, `[{}] x`, eventgrid.EInvalidJSON, "at byte offset 5"},
+		{"Position", eventgrid.CustomEventSchema, "[\n  {\"a\": *456}\n]", eventgrid.EInvalidJSON,
+			"the request body is not valid JSON: line 2, column 9: invalid character '*' looking for beginning of value (at byte offset 10); " +
+				"expected a value; a number is written with digits only, without '*': 456"},
 		{"Object", eventgrid.EventGridSchema, egFull, eventgrid.EInvalidJSON, "must be a JSON array of events, not an object"},
 		{"String", eventgrid.CustomEventSchema, `"x"`, eventgrid.EInvalidJSON, "must be a JSON array of events, not a string"},
 		{"ElementNumber", eventgrid.EventGridSchema, `[` + egFull + `,1]`, eventgrid.EInvalidJSON, "event at index 1 must be a JSON object, not a number"},

@@ -109,7 +109,7 @@ func (s *Server) namespacePublish(c echo.Context) error {
 	if topic.InputSchema != eventgrid.CloudEventSchemaV1_0 {
 		return eventgrid.Errorf(eventgrid.EInvalidSchema, "Topic %q takes %s events; :publish takes CloudEvents only, so it needs a topic whose inputSchema is %s.", topic.Name, topic.InputSchema, eventgrid.CloudEventSchemaV1_0)
 	}
-	if err := s.acceptMeasured(c, topic, subs, false, start); err != nil {
+	if err := s.acceptMeasured(c, topic, subs, namespaceBatch, start); err != nil {
 		return err
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, []byte("{}"))

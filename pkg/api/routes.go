@@ -61,7 +61,7 @@ func (s *Server) routes() {
 	e.POST("/topics/:topic/events", s.publishBatch, auth, edge)
 	e.POST("/topics/:topic/events/:id", s.publishOne, auth, edge)
 
-	e.POST("/topics/:topic/api/events", s.publishBatch, auth, requireAPIVersion(cloudAPIVersions))
+	e.POST("/topics/:topic/api/events", s.publishCloud, auth, requireAPIVersion(cloudAPIVersions))
 
 	s.namespaceRoutes(auth)
 	if s.opts.Board != nil {

@@ -126,12 +126,15 @@ type decoder struct {
 	// toCloudEvents: build EventGridSchema events as their CloudEvents
 	// (see Scratch.ToCloudEvents).
 	toCloudEvents bool
+	// foldNames: lower-case CloudEvents extension names (see
+	// Scratch.FoldExtensionNames).
+	foldNames bool
 }
 
 // newDecoder returns a decoder for a request body of bodyLen bytes holding
 // events events.
 func newDecoder(scratch *Scratch, s eventgrid.InputSchema, topic string, accepted time.Time, bodyLen, events int) (*decoder, error) {
-	d := &decoder{schema: s, topic: topic, accepted: accepted}
+	d := &decoder{schema: s, topic: topic, accepted: accepted, foldNames: scratch.FoldExtensionNames}
 	// Canonical bodies are about as long as the input, and EventGridSchema
 	// events gain their topic and metadataVersion: room for that, and for a
 	// default id, without the slack a proportional margin would waste.

@@ -36,6 +36,7 @@ var statusByCode = map[string]int{
 	eventgrid.EConflict:            http.StatusConflict,
 	eventgrid.ENotFound:            http.StatusNotFound,
 	eventgrid.EMethodNotAllowed:    http.StatusMethodNotAllowed,
+	eventgrid.EUnknownAction:       http.StatusBadRequest,
 	eventgrid.EUnauthorized:        http.StatusUnauthorized,
 	eventgrid.EQueueFull:           http.StatusServiceUnavailable,
 	eventgrid.EEventsHeld:          http.StatusConflict,

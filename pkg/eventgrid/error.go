@@ -31,8 +31,11 @@ const (
 	EConflict         = "Conflict"
 	ENotFound         = "NotFound"
 	EMethodNotAllowed = "MethodNotAllowed"
-	EUnauthorized     = "Unauthorized"
-	EQueueFull        = "QueueFull"
+	// EUnknownAction refuses a POST of …:{action} naming no action of the
+	// resource.
+	EUnknownAction = "UnknownAction"
+	EUnauthorized  = "Unauthorized"
+	EQueueFull     = "QueueFull"
 	// EEventsHeld refuses a change that would discard the events a
 	// subscription holds, such as switching it between push and queue.
 	EEventsHeld  = "SubscriptionHoldsEvents"

@@ -11,55 +11,6 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// statusByCode maps every detailed error code to its HTTP status. It is the
-// only place that decides a failure's status.
-var statusByCode = map[string]int{
-	eventgrid.EInvalidAPIVersion:   http.StatusBadRequest,
-	eventgrid.EUnsupportedMedia:    http.StatusUnsupportedMediaType,
-	eventgrid.EBadRequest:          http.StatusBadRequest,
-	eventgrid.EInvalidJSON:         http.StatusBadRequest,
-	eventgrid.EUnknownMember:       http.StatusBadRequest,
-	eventgrid.ENotSupported:        http.StatusBadRequest,
-	eventgrid.EInvalidName:         http.StatusBadRequest,
-	eventgrid.ETopicNameMismatch:   http.StatusBadRequest,
-	eventgrid.EInvalidSchema:       http.StatusBadRequest,
-	eventgrid.EInvalidDestination:  http.StatusBadRequest,
-	eventgrid.EInvalidRetryPolicy:  http.StatusBadRequest,
-	eventgrid.EInvalidDelivery:     http.StatusBadRequest,
-	eventgrid.EInvalidPersistence:  http.StatusBadRequest,
-	eventgrid.EInvalidFilter:       http.StatusBadRequest,
-	eventgrid.EInvalidEvent:        http.StatusBadRequest,
-	eventgrid.ELimitExceeded:       http.StatusBadRequest,
-	eventgrid.EPayloadTooLarge:     http.StatusRequestEntityTooLarge,
-	eventgrid.ETopicNotFound:       http.StatusNotFound,
-	eventgrid.ESubscriptionMissing: http.StatusNotFound,
-	eventgrid.EConflict:            http.StatusConflict,
-	eventgrid.ENotFound:            http.StatusNotFound,
-	eventgrid.EMethodNotAllowed:    http.StatusMethodNotAllowed,
-	eventgrid.EUnknownAction:       http.StatusBadRequest,
-	eventgrid.EUnauthorized:        http.StatusUnauthorized,
-	eventgrid.EQueueFull:           http.StatusServiceUnavailable,
-	eventgrid.EEventsHeld:          http.StatusConflict,
-	eventgrid.EUnavailable:         http.StatusServiceUnavailable,
-	eventgrid.ETooManyStreams:      http.StatusServiceUnavailable,
-	eventgrid.EInternal:            http.StatusInternalServerError,
-}
-
-// statusNames are the envelope's error.code values: HTTP status names as
-// .NET spells them, which is what the original module returned.
-var statusNames = map[int]string{
-	http.StatusBadRequest:            "BadRequest",
-	http.StatusUnauthorized:          "Unauthorized",
-	http.StatusNotFound:              "NotFound",
-	http.StatusMethodNotAllowed:      "MethodNotAllowed",
-	http.StatusConflict:              "Conflict",
-	http.StatusRequestEntityTooLarge: "RequestEntityTooLarge",
-	http.StatusUnsupportedMediaType:  "UnsupportedMediaType",
-	http.StatusInternalServerError:   "InternalServerError",
-	http.StatusServiceUnavailable:    "ServiceUnavailable",
-	http.StatusRequestTimeout:        "RequestTimeout",
-}
-
 // envelope is the error body of every API (docs/design.md#errors).
 type envelope struct {
 	Error envelopeError `json:"error"`
@@ -107,10 +58,7 @@ func statusOf(err error) int {
 	if errors.As(err, &he) {
 		err = fromEcho(he)
 	}
-	if status, ok := statusByCode[eventgrid.ErrorCode(err)]; ok {
-		return status
-	}
-	return http.StatusBadRequest
+	return eventgrid.Status(eventgrid.ErrorCode(err))
 }
 
 // handleError is echo's HTTPErrorHandler: it writes every failure as the
@@ -136,7 +84,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(ra.seconds))
 	}
 	body := envelope{Error: envelopeError{
-		Code:    statusNames[status],
+		Code:    eventgrid.StatusName(status),
 		Details: envelopeDetails{Code: code, Message: eventgrid.ErrorMessage(err)},
 	}}
 	if c.Request().Method == http.MethodHead {

@@ -245,12 +245,7 @@ func invalidJSON(what string, body []byte) error {
 	if se == nil {
 		return eventgrid.Errorf(eventgrid.EInvalidJSON, "%s is not valid JSON", what)
 	}
-	expected := ""
-	if se.Expected != "" {
-		expected = "; expected " + se.Expected
-	}
-	return eventgrid.Errorf(eventgrid.EInvalidJSON,
-		"%s is not valid JSON: line %d, column %d: %s (at byte offset %d)%s", what, se.Line, se.Column, se.Msg, se.Offset, expected)
+	return eventgrid.Errorf(eventgrid.EInvalidJSON, "%s is not valid JSON: %s (at byte offset %d)", what, se, se.Offset)
 }
 
 func kindName(k rawjson.Kind) string {

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -24,6 +26,17 @@ type envelopeError struct {
 type envelopeDetails struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+}
+
+// envelopeJSON encodes an error body as it is read, without the HTML
+// escapes encoding/json adds by default: a message that quotes an
+// example's placeholder shows "<account>", not "\u003caccount\u003e".
+func envelopeJSON(e envelope) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(e) // strings and structs only: it cannot fail
+	return b.Bytes()
 }
 
 // retryAfterError is returned by the publish path when the broker's queues
@@ -90,7 +103,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Request().Method == http.MethodHead {
 		err = c.NoContent(status)
 	} else {
-		err = c.JSON(status, body)
+		err = c.JSONBlob(status, envelopeJSON(body))
 	}
 	if err != nil {
 		s.log.Debug().Err(err).Msg("writing error response")

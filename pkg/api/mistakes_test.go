@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -39,5 +40,18 @@ func TestActions_Mistakes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			mustErrorContaining(t, ts.do(t, c.method, c.path, ctJSON, nil), c.status, c.code, c.parts...)
 		})
+	}
+}
+
+// TestErrors_ReadAsWritten: an error message is sent as it reads, a
+// placeholder's angle brackets included, not as HTML escapes.
+func TestErrors_ReadAsWritten(t *testing.T) {
+	ts := MustOpenServer(t)
+	ts.MustPutTopic(t, "t", "")
+	r := ts.do(t, http.MethodPut, "/topics/t/eventSubscriptions/s", ctJSON,
+		dest(`{"endpointType":"StorageQueue","properties":{"queueName":"q1","connectionString":"AccountName=<account>;AccountKey=<key>"}}`))
+	mustErrorContaining(t, r, http.StatusBadRequest, eventgrid.EInvalidDestination)
+	if want := `connectionString holds the placeholder <account>: replace every placeholder with your own value.`; !strings.Contains(string(r.Body), want) {
+		t.Errorf("body %s, want it to hold %s as it reads", r.Body, want)
 	}
 }

@@ -41,6 +41,9 @@ func TestActions_Mistakes(t *testing.T) {
 			mustErrorContaining(t, ts.do(t, c.method, c.path, ctJSON, nil), c.status, c.code, c.parts...)
 		})
 	}
+	// A subscription may be named like an action: its views are its own.
+	ts.MustPutSubscription(t, "t", "receive", webhook(nil))
+	mustStatus(t, ts.do(t, http.MethodPost, "/topics/t/eventSubscriptions/receive/getFullUrl", ctJSON, nil), http.StatusOK)
 }
 
 // TestErrors_ReadAsWritten: an error message is sent as it reads, a

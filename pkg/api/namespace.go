@@ -47,14 +47,17 @@ var actions = map[resourceKind][]string{
 var resourceNames = map[resourceKind]string{topicResource: "a topic", subscriptionResource: "an event subscription"}
 
 // resourceOf returns the kind of resource the path p names:
-// /topics/{t} or /topics/{t}/eventSubscriptions/{s}.
+// /topics/{t} or /topics/{t}/eventSubscriptions/{s}. A segment starting
+// with '$' is no name but a path subscriptionView rewrote
+// (…/eventSubscriptions/$getFullUrl for …/{s}/getFullUrl).
 func resourceOf(p string) resourceKind {
 	parts := strings.Split(p, "/")
+	name := func(i int) bool { return parts[i] != "" && parts[i][0] != '$' }
 	switch {
-	case len(parts) == 3 && parts[0] == "" && strings.EqualFold(parts[1], "topics") && parts[2] != "":
+	case len(parts) == 3 && parts[0] == "" && strings.EqualFold(parts[1], "topics") && name(2):
 		return topicResource
-	case len(parts) == 5 && parts[0] == "" && strings.EqualFold(parts[1], "topics") && parts[2] != "" &&
-		strings.EqualFold(parts[3], "eventSubscriptions") && parts[4] != "":
+	case len(parts) == 5 && parts[0] == "" && strings.EqualFold(parts[1], "topics") && name(2) &&
+		strings.EqualFold(parts[3], "eventSubscriptions") && name(4):
 		return subscriptionResource
 	}
 	return noResource

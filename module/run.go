@@ -92,6 +92,7 @@ func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen 
 	if b.declared, err = newDeclared(cfg, b.registry, b.edge, log); err != nil {
 		return err
 	}
+	b.reconciler.Store(b.declared.rec)
 	lc.add("api", b.api.Close)
 	if err := openListeners(cfg, b.api, sec, log, onListen); err != nil {
 		return err
@@ -175,6 +176,9 @@ type broker struct {
 	// declared follows the declared configuration's sources; set by start
 	// before the listeners open.
 	declared *declared
+	// reconciler is told of deletions for declared's reconciler, which
+	// needs the registry and so comes after it.
+	reconciler lateReconciler
 }
 
 // newBroker wires the delivery modes, the registry and the API over the
@@ -189,7 +193,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	// waiting for storage leave the budget at once. The board is told
 	// first, so that a new subscription's record is there before its
 	// queue.
-	obs := observers{b.board, b.dispatcher, out.hooks, out.queues, b.deadLetters}
+	obs := observers{b.board, b.dispatcher, out.hooks, out.queues, b.deadLetters, &b.reconciler}
 	if pullMetrics != nil {
 		obs = append(obs, pullMetrics)
 	}

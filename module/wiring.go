@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -9,6 +10,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/desired"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
@@ -62,6 +64,30 @@ func (o observers) CheckSubscriptionPut(old, sub *eventgrid.EventSubscription) e
 		}
 	}
 	return nil
+}
+
+// lateReconciler tells the declared configuration's reconciler, once it
+// is set, of deleted topics and event subscriptions: an entry that waits
+// for the REST API to delete a name is applied again when it does. Until
+// it is set there is nothing to tell, since no listener is open.
+type lateReconciler struct {
+	atomic.Pointer[desired.Reconciler]
+}
+
+func (l *lateReconciler) SubscriptionPut(*eventgrid.EventSubscription) {}
+
+func (l *lateReconciler) SubscriptionDeleted(s *eventgrid.EventSubscription) {
+	if r := l.Load(); r != nil {
+		r.SubscriptionDeleted(s)
+	}
+}
+
+func (l *lateReconciler) TopicCreated(eventgrid.Topic) {}
+
+func (l *lateReconciler) TopicDeleted(t eventgrid.Topic) {
+	if r := l.Load(); r != nil {
+		r.TopicDeleted(t)
+	}
 }
 
 // reporter is what metrics__reporterType selects: Prometheus (served at

@@ -40,7 +40,7 @@ func runDestinationsPage(t *testing.T, p *doctest.Page) {
 	t.Run("EventGridPlaceholders", func(t *testing.T) {
 		s := s.in(t)
 		s.run(p.Claim(t, "## EventGrid", "sh")[0], time.Minute, []string{"InvalidDestination"},
-			`"code":"InvalidDestination"`, "properties.destination.properties.endpointUrl host ")
+			`"code":"InvalidDestination"`, "properties.destination.properties.endpointUrl holds the placeholder <topic>: replace every placeholder with your own value.")
 	})
 	t.Run("EdgeHubWithMosquitto", func(t *testing.T) {
 		brokertest.RequireCommand(t, "mosquitto", mosquitto.Install)
@@ -55,12 +55,12 @@ func runDestinationsPage(t *testing.T, p *doctest.Page) {
 	t.Run("ServiceBusPlaceholders", func(t *testing.T) {
 		s := s.in(t)
 		s.run(p.Claim(t, "## EventHub, ServiceBusQueue, ServiceBusTopic", "sh")[0], time.Minute, []string{"InvalidDestination"},
-			`"code":"InvalidDestination"`, "properties.destination.properties.connectionString has an Endpoint that is not")
+			`"code":"InvalidDestination"`, "properties.destination.properties.connectionString holds the placeholder <namespace>: replace every placeholder with your own value.")
 	})
 	t.Run("StorageQueuePlaceholders", func(t *testing.T) {
 		s := s.in(t)
 		s.run(p.Claim(t, "## StorageQueue", "sh")[0], time.Minute, []string{"InvalidDestination"},
-			`"code":"InvalidDestination"`, "properties.destination.properties.connectionString has an AccountKey that is not base64")
+			`"code":"InvalidDestination"`, "properties.destination.properties.connectionString holds the placeholder <account>: replace every placeholder with your own value.")
 	})
 	if t.Failed() {
 		return

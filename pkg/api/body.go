@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
 // readBody reads the request body, refusing with 413 one whose declared or
@@ -221,6 +222,24 @@ func mediaType(c echo.Context) (string, error) {
 // isJSONMediaType reports whether mt is application/json or a +json type.
 func isJSONMediaType(mt string) bool {
 	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
+}
+
+// readResourceBody is readManagementBody for the original module's topic
+// and event subscription PUTs, whose bodies are read as it read them: a
+// body that is JSON but for commas after a last member or element, which
+// Json.NET accepted and the module's documentation has
+// (docs/design.md#the-original-modules-examples), is read without them.
+// Any other body is returned as it is, for the decoder to accept or to
+// refuse with its line and column.
+func (s *Server) readResourceBody(c echo.Context) ([]byte, error) {
+	body, err := s.readManagementBody(c)
+	if err != nil || rawjson.Valid(body) {
+		return body, err
+	}
+	if fixed, ok := rawjson.WithoutTrailingCommas(body); ok && rawjson.Valid(fixed) {
+		return fixed, nil
+	}
+	return body, nil
 }
 
 // readManagementBody reads the JSON body of a management request. A missing

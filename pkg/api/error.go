@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -10,56 +12,6 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
-
-// statusByCode maps every detailed error code to its HTTP status. It is the
-// only place that decides a failure's status.
-var statusByCode = map[string]int{
-	eventgrid.EInvalidAPIVersion:   http.StatusBadRequest,
-	eventgrid.EUnsupportedMedia:    http.StatusUnsupportedMediaType,
-	eventgrid.EBadRequest:          http.StatusBadRequest,
-	eventgrid.EInvalidJSON:         http.StatusBadRequest,
-	eventgrid.EUnknownMember:       http.StatusBadRequest,
-	eventgrid.ENotSupported:        http.StatusBadRequest,
-	eventgrid.EInvalidName:         http.StatusBadRequest,
-	eventgrid.ETopicNameMismatch:   http.StatusBadRequest,
-	eventgrid.EInvalidSchema:       http.StatusBadRequest,
-	eventgrid.EInvalidDestination:  http.StatusBadRequest,
-	eventgrid.EInvalidRetryPolicy:  http.StatusBadRequest,
-	eventgrid.EInvalidDelivery:     http.StatusBadRequest,
-	eventgrid.EInvalidPersistence:  http.StatusBadRequest,
-	eventgrid.EInvalidFilter:       http.StatusBadRequest,
-	eventgrid.EInvalidEvent:        http.StatusBadRequest,
-	eventgrid.ELimitExceeded:       http.StatusBadRequest,
-	eventgrid.EPayloadTooLarge:     http.StatusRequestEntityTooLarge,
-	eventgrid.ETopicNotFound:       http.StatusNotFound,
-	eventgrid.ESubscriptionMissing: http.StatusNotFound,
-	eventgrid.EConflict:            http.StatusConflict,
-	eventgrid.ENotFound:            http.StatusNotFound,
-	eventgrid.EMethodNotAllowed:    http.StatusMethodNotAllowed,
-	eventgrid.EUnauthorized:        http.StatusUnauthorized,
-	eventgrid.EForbidden:           http.StatusForbidden,
-	eventgrid.EQueueFull:           http.StatusServiceUnavailable,
-	eventgrid.EEventsHeld:          http.StatusConflict,
-	eventgrid.EUnavailable:         http.StatusServiceUnavailable,
-	eventgrid.ETooManyStreams:      http.StatusServiceUnavailable,
-	eventgrid.EInternal:            http.StatusInternalServerError,
-}
-
-// statusNames are the envelope's error.code values: HTTP status names as
-// .NET spells them, which is what the original module returned.
-var statusNames = map[int]string{
-	http.StatusBadRequest:            "BadRequest",
-	http.StatusUnauthorized:          "Unauthorized",
-	http.StatusForbidden:             "Forbidden",
-	http.StatusNotFound:              "NotFound",
-	http.StatusMethodNotAllowed:      "MethodNotAllowed",
-	http.StatusConflict:              "Conflict",
-	http.StatusRequestEntityTooLarge: "RequestEntityTooLarge",
-	http.StatusUnsupportedMediaType:  "UnsupportedMediaType",
-	http.StatusInternalServerError:   "InternalServerError",
-	http.StatusServiceUnavailable:    "ServiceUnavailable",
-	http.StatusRequestTimeout:        "RequestTimeout",
-}
 
 // envelope is the error body of every API (docs/design.md#errors).
 type envelope struct {
@@ -74,6 +26,17 @@ type envelopeError struct {
 type envelopeDetails struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+}
+
+// envelopeJSON encodes an error body as it is read, without the HTML
+// escapes encoding/json adds by default: a message that quotes an
+// example's placeholder shows "<account>", not "\u003caccount\u003e".
+func envelopeJSON(e envelope) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(e) // strings and structs only: it cannot fail
+	return b.Bytes()
 }
 
 // retryAfterError is returned by the publish path when the broker's queues
@@ -108,10 +71,7 @@ func statusOf(err error) int {
 	if errors.As(err, &he) {
 		err = fromEcho(he)
 	}
-	if status, ok := statusByCode[eventgrid.ErrorCode(err)]; ok {
-		return status
-	}
-	return http.StatusBadRequest
+	return eventgrid.Status(eventgrid.ErrorCode(err))
 }
 
 // handleError is echo's HTTPErrorHandler: it writes every failure as the
@@ -137,13 +97,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(ra.seconds))
 	}
 	body := envelope{Error: envelopeError{
-		Code:    statusNames[status],
+		Code:    eventgrid.StatusName(status),
 		Details: envelopeDetails{Code: code, Message: eventgrid.ErrorMessage(err)},
 	}}
 	if c.Request().Method == http.MethodHead {
 		err = c.NoContent(status)
 	} else {
-		err = c.JSON(status, body)
+		err = c.JSONBlob(status, envelopeJSON(body))
 	}
 	if err != nil {
 		s.log.Debug().Err(err).Msg("writing error response")

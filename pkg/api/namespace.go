@@ -24,17 +24,68 @@ var (
 	renewAPIVersions     = []string{"2024-06-01"}
 )
 
-// namespaceActions are the operations written after a literal ':' at the
-// end of a path, by their lower-cased names: the namespace data plane's,
-// and the inspection API's retryNow (docs/console.md#retry-now).
-var namespaceActions = map[string]string{
-	"publish":     "publish",
-	"receive":     "receive",
-	"acknowledge": "acknowledge",
-	"release":     "release",
-	"reject":      "reject",
-	"renewlock":   "renewLock",
-	"retrynow":    "retryNow",
+// resourceKind is what a path names: a topic or an event subscription.
+type resourceKind int
+
+const (
+	noResource resourceKind = iota
+	topicResource
+	subscriptionResource
+)
+
+// actions are the operations written after a literal ':' at the end of a
+// resource's path, by the kind of resource: the namespace data plane's and
+// the inspection API's retryNow (docs/console.md#retry-now). The answer to
+// an unknown action lists them from here, so a new action is one entry
+// here and its route.
+var actions = map[resourceKind][]string{
+	topicResource:        {"publish"},
+	subscriptionResource: {"receive", "acknowledge", "release", "reject", "renewLock", "retryNow"},
+}
+
+// resourceNames name the kinds of resource in messages.
+var resourceNames = map[resourceKind]string{topicResource: "a topic", subscriptionResource: "an event subscription"}
+
+// resourceOf returns the kind of resource the path p names:
+// /topics/{t} or /topics/{t}/eventSubscriptions/{s}. A segment starting
+// with '$' is no name but a path subscriptionView rewrote
+// (…/eventSubscriptions/$getFullUrl for …/{s}/getFullUrl).
+func resourceOf(p string) resourceKind {
+	parts := strings.Split(p, "/")
+	name := func(i int) bool { return parts[i] != "" && parts[i][0] != '$' }
+	switch {
+	case len(parts) == 3 && parts[0] == "" && strings.EqualFold(parts[1], "topics") && name(2):
+		return topicResource
+	case len(parts) == 5 && parts[0] == "" && strings.EqualFold(parts[1], "topics") && name(2) &&
+		strings.EqualFold(parts[3], "eventSubscriptions") && name(4):
+		return subscriptionResource
+	}
+	return noResource
+}
+
+// actionOf returns the action of kind named name, ignoring case, as it is
+// spelled.
+func actionOf(kind resourceKind, name string) (string, bool) {
+	for _, a := range actions[kind] {
+		if strings.EqualFold(a, name) {
+			return a, true
+		}
+	}
+	return "", false
+}
+
+// actionList lists kind's actions for a message: ":publish", or
+// ":receive, :acknowledge … and :retryNow".
+func actionList(kind resourceKind) string {
+	as := actions[kind]
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = ":" + a
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
 // splitAction rewrites "/topics/{t}:publish" and
@@ -46,24 +97,43 @@ var namespaceActions = map[string]string{
 // name, so that the name stays the last segment of its routes. Topic and
 // subscription names cannot hold a ':', so the last one starts the action.
 // Every action takes POST: another method gets 405 here, before a route
-// could see (and name) the rewritten path.
+// could see (and name) the rewritten path. A POST of an action the
+// resource does not have gets 400 UnknownAction listing those it has, and
+// a POST that writes an action as a path segment
+// (…/{s}/retryNow) gets 404 saying to write it after a colon.
 func splitAction(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := c.Request().URL
-		if strings.HasPrefix(u.Path, "/topics/") {
-			if i := strings.LastIndexByte(u.Path, ':'); i > 0 && u.Path[i-1] != '/' && !strings.Contains(u.Path[i:], "/") {
-				if action, ok := namespaceActions[strings.ToLower(u.Path[i+1:])]; ok {
-					if c.Request().Method != http.MethodPost {
-						c.Response().Header().Set(echo.HeaderAllow, http.MethodPost)
-						return eventgrid.Errorf(eventgrid.EMethodNotAllowed, ":%s takes POST only.", action)
+		if !strings.HasPrefix(u.Path, "/topics/") {
+			return next(c)
+		}
+		post := c.Request().Method == http.MethodPost
+		i := strings.LastIndexByte(u.Path, ':')
+		if i <= 0 || u.Path[i-1] == '/' || strings.Contains(u.Path[i:], "/") {
+			if j := strings.LastIndexByte(u.Path, '/'); post && j > 0 {
+				if kind := resourceOf(u.Path[:j]); kind != noResource {
+					if action, ok := actionOf(kind, u.Path[j+1:]); ok {
+						return eventgrid.Errorf(eventgrid.ENotFound, "No API matches POST %s: %s is an action, written after a colon: POST %s:%s.", u.Path, action, u.Path[:j], action)
 					}
-					j := strings.LastIndexByte(u.Path[:i], '/')
-					u.Path = u.Path[:j] + "/$" + action + u.Path[j:i]
-					u.RawPath = ""
-					c.Set(actionKey, action)
 				}
 			}
+			return next(c)
 		}
+		kind := resourceOf(u.Path[:i])
+		action, ok := actionOf(kind, u.Path[i+1:])
+		switch {
+		case !ok && post && kind != noResource:
+			return eventgrid.Errorf(eventgrid.EUnknownAction, "%q is not an action of %s; its actions are %s.", ":"+u.Path[i+1:], resourceNames[kind], actionList(kind))
+		case !ok:
+			return next(c)
+		case !post:
+			c.Response().Header().Set(echo.HeaderAllow, http.MethodPost)
+			return eventgrid.Errorf(eventgrid.EMethodNotAllowed, ":%s takes POST only.", action)
+		}
+		j := strings.LastIndexByte(u.Path[:i], '/')
+		u.Path = u.Path[:j] + "/$" + action + u.Path[j:i]
+		u.RawPath = ""
+		c.Set(actionKey, action)
 		return next(c)
 	}
 }
@@ -108,7 +178,7 @@ func (s *Server) namespacePublish(c echo.Context) error {
 	if topic.InputSchema != eventgrid.CloudEventSchemaV1_0 {
 		return eventgrid.Errorf(eventgrid.EInvalidSchema, "Topic %q takes %s events; :publish takes CloudEvents only, so it needs a topic whose inputSchema is %s.", topic.Name, topic.InputSchema, eventgrid.CloudEventSchemaV1_0)
 	}
-	if err := s.acceptMeasured(c, topic, subs, false, start); err != nil {
+	if err := s.acceptMeasured(c, topic, subs, namespaceBatch, start); err != nil {
 		return err
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, []byte("{}"))
@@ -222,6 +292,9 @@ func decodeLockTokens(body []byte) ([]string, error) {
 		}
 		if errors.As(err, &se) {
 			return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid: %v.", err)
+		}
+		if se := rawjson.Locate(body); se != nil {
+			return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON: %s; send {\"lockTokens\": [\"…\"]}.", se)
 		}
 		return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON; send {\"lockTokens\": [\"…\"]}.")
 	}

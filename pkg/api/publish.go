@@ -62,16 +62,35 @@ func publishMode(s eventgrid.InputSchema, mt string, binary, single bool) (decod
 	return 0, eventgrid.Errorf(eventgrid.EUnsupportedMedia, "Content-Type %q is not supported for topics of schema %s; send %s, %s, %s, or a binary-mode CloudEvent with ce-* headers.", mt, s, mediaCloudEvent, mediaCloudEvents, mediaJSON)
 }
 
-func (s *Server) publishBatch(c echo.Context) error { return s.publish(c, false) }
-func (s *Server) publishOne(c echo.Context) error   { return s.publish(c, true) }
+// publishRoute is the route a publish request came by.
+type publishRoute int
 
-func (s *Server) publish(c echo.Context, single bool) error {
+const (
+	edgeBatch      publishRoute = iota // POST /topics/{t}/events
+	edgeOne                            // POST /topics/{t}/events/{id}
+	cloudBatch                         // POST /topics/{t}/api/events
+	namespaceBatch                     // POST /topics/{t}:publish
+)
+
+// single reports whether the route takes one event.
+func (r publishRoute) single() bool { return r == edgeOne }
+
+// asOriginal reports whether the route is the original module's, whose
+// application/json bodies are read as it read them
+// (docs/design.md#the-original-modules-examples).
+func (r publishRoute) asOriginal() bool { return r == edgeBatch || r == edgeOne }
+
+func (s *Server) publishBatch(c echo.Context) error { return s.publish(c, edgeBatch) }
+func (s *Server) publishOne(c echo.Context) error   { return s.publish(c, edgeOne) }
+func (s *Server) publishCloud(c echo.Context) error { return s.publish(c, cloudBatch) }
+
+func (s *Server) publish(c echo.Context, route publishRoute) error {
 	start := time.Now()
 	topic, subs, err := s.publisher.Topic(param(c, "topic"))
 	if err != nil {
 		return err // unknown topics are not measured: their names are the client's
 	}
-	if err := s.acceptMeasured(c, topic, subs, single, start); err != nil {
+	if err := s.acceptMeasured(c, topic, subs, route, start); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusOK)
@@ -79,12 +98,12 @@ func (s *Server) publish(c echo.Context, single bool) error {
 
 // acceptMeasured is accept, with the request counted in the publish
 // metrics by its answer's status, and in the topic's record.
-func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, subs eventgrid.Subscribers, single bool, start time.Time) error {
+func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, subs eventgrid.Subscribers, route publishRoute, start time.Time) error {
 	var rec *inspect.Topic
 	if s.opts.Board != nil {
 		rec = s.opts.Board.Topic(topic.Name)
 	}
-	received, unmatched, err := s.accept(c, topic, subs, single, start, rec)
+	received, unmatched, err := s.accept(c, topic, subs, route, start, rec)
 	status := http.StatusOK
 	if err != nil {
 		status = statusOf(err)
@@ -97,16 +116,20 @@ func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, subs even
 // accept decodes a publish request's events and hands them to the
 // publisher, and to the topic's live tails if anyone watches. It returns
 // how many events were accepted and how many of those matched nothing.
-func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Subscribers, single bool, now time.Time, rec *inspect.Topic) (received, unmatched int, err error) {
+func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Subscribers, route publishRoute, now time.Time, rec *inspect.Topic) (received, unmatched int, err error) {
 	mt, err := mediaType(c)
 	if err != nil {
 		return 0, 0, err
 	}
 	h := c.Request().Header
-	mode, err := publishMode(topic.InputSchema, mt, schema.IsBinary(h), single)
+	binary := schema.IsBinary(h)
+	mode, err := publishMode(topic.InputSchema, mt, binary, route.single())
 	if err != nil {
 		return 0, 0, err
 	}
+	// The CloudEvents media types and binary mode keep the CloudEvents
+	// rules on every route.
+	asOriginal := route.asOriginal() && mt == mediaJSON && !binary
 	// A topic without subscriptions queues nothing, so it is never refused
 	// for a full broker.
 	if s.opts.Admitter != nil && subs.Any && !s.opts.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)) {
@@ -129,7 +152,16 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Su
 	// published.
 	watching := rec.Watching()
 	scratch.ToCloudEvents = subs.CloudEventsOnly && !watching
+	scratch.FoldExtensionNames = asOriginal
 	events, err := decode(scratch, mode, topic, body, h, param(c, "id"), now)
+	if err != nil && asOriginal && eventgrid.ErrorCode(err) == eventgrid.EInvalidJSON {
+		// Json.NET took a comma after a last member or element; the
+		// refusal is of the body as sent, should more than that be wrong.
+		if fixed, ok := rawjson.WithoutTrailingCommas(body); ok && rawjson.Valid(fixed) {
+			body = fixed
+			events, err = decode(scratch, mode, topic, body, h, param(c, "id"), now)
+		}
+	}
 	if err != nil {
 		return 0, 0, err
 	}
@@ -173,7 +205,7 @@ var scratchPool = sync.Pool{New: func() any { return new(publishScratch) }}
 // release clears the scratch, so it pins no event memory, and pools it.
 func (p *publishScratch) release() {
 	p.Reset()
-	p.ToCloudEvents = false
+	p.ToCloudEvents, p.FoldExtensionNames = false, false
 	p.single[0] = nil
 	scratchPool.Put(p)
 }

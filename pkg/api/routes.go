@@ -64,7 +64,7 @@ func (s *Server) routes() {
 	s.handle(http.MethodPost, "/topics/{topic}/events", s.publishBatch, edge)
 	s.handle(http.MethodPost, "/topics/{topic}/events/{id}", s.publishOne, edge)
 
-	s.handle(http.MethodPost, "/topics/{topic}/api/events", s.publishBatch, requireAPIVersion(cloudAPIVersions))
+	s.handle(http.MethodPost, "/topics/{topic}/api/events", s.publishCloud, requireAPIVersion(cloudAPIVersions))
 
 	s.namespaceRoutes()
 	if s.opts.Board != nil {

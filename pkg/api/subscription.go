@@ -13,7 +13,7 @@ import (
 
 func (s *Server) putSubscription(c echo.Context) error {
 	topic, name := param(c, "topic"), param(c, "sub")
-	body, err := s.readManagementBody(c)
+	body, err := s.readResourceBody(c)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 
 func (s *Server) putTopic(c echo.Context) error {
 	name := param(c, "topic")
-	body, err := s.readManagementBody(c)
+	body, err := s.readResourceBody(c)
 	if err != nil {
 		return err
 	}

@@ -87,3 +87,22 @@ func TestParseEntity(t *testing.T) {
 		}
 	}
 }
+
+func TestPlaceholder(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"<your-storage-account-connection-string>", "<your-storage-account-connection-string>"},
+		{"DefaultEndpointsProtocol=https;AccountName=<account>;AccountKey=<key>;EndpointSuffix=core.windows.net", "<account>"},
+		{"Endpoint=sb://<namespace>.servicebus.windows.net/;SharedAccessKeyName=<policy>;SharedAccessKey=<key>;EntityPath=<queue>", "<namespace>"},
+		{"https://<topic>.<region>-1.eventgrid.azure.net/api/events?api-version=2018-01-01", "<topic>"},
+		{"<webhook_url>", "<webhook_url>"}, {"a<<b>", "<b>"}, {"…", "…"}, {" ... ", "..."},
+	} {
+		if got, ok := azconn.Placeholder(c.in); !ok || got != c.want {
+			t.Errorf("Placeholder(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	for _, in := range []string{"", "AccountName=a;AccountKey=QUJD", "a<b", "a>b<", "<>", "<a;b>", "<" + strings.Repeat("x", 65) + ">", "x…y"} {
+		if got, ok := azconn.Placeholder(in); ok {
+			t.Errorf("Placeholder(%q) = %q, true; want none", in, got)
+		}
+	}
+}

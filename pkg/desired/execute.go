@@ -199,6 +199,9 @@ func (x *run) fail(topic bool, name string, err error) {
 	if passing(err) {
 		x.res.passing = append(x.res.passing, name)
 	}
+	if eventgrid.HeldByAPI(err) {
+		x.res.waiting = append(x.res.waiting, heldName{topic: topic, name: strings.ToLower(name)})
+	}
 }
 
 // internal adds the detail of an error without an eventgrid code, which

@@ -1,12 +1,10 @@
 package desired
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
@@ -75,29 +73,10 @@ func parse(doc []byte) (topics, subs []entry, err error) {
 // syntaxError returns nil when doc is valid JSON, and otherwise where and
 // why it is not: "line 3, column 14: invalid character …".
 func syntaxError(doc []byte) error {
-	var v json.RawMessage
-	err := json.Unmarshal(doc, &v)
-	var se *json.SyntaxError
-	if err == nil || !errors.As(err, &se) {
-		return err
+	if se := rawjson.Locate(doc); se != nil {
+		return se
 	}
-	line, col := position(doc, se.Offset)
-	return fmt.Errorf("line %d, column %d: %s", line, col, se.Error())
-}
-
-// position returns the line and column, both from 1, of the byte that made
-// a JSON reader stop after offset bytes of doc. Columns count characters.
-func position(doc []byte, offset int64) (line, col int) {
-	at := int(max(0, min(offset-1, int64(len(doc)))))
-	before := doc[:at]
-	start := 0
-	for i, c := range before {
-		if c == '\n' {
-			line++
-			start = i + 1
-		}
-	}
-	return line + 1, utf8.RuneCount(before[start:]) + 1
+	return nil
 }
 
 // section returns the entries of the map root[name], which may be absent,

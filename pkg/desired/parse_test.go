@@ -312,6 +312,9 @@ func TestFormatError(t *testing.T) {
 		{eventgrid.Errorf(eventgrid.EInvalidFilter, "bad."), "HttpStatusCode='BadRequest' ErrorCode='InvalidFilter' Message='bad.'"},
 		{eventgrid.Errorf(eventgrid.ESubscriptionMissing, "gone."), "HttpStatusCode='NotFound' ErrorCode='SubscriptionNotFound' Message='gone.'"},
 		{os.ErrNotExist, "HttpStatusCode='InternalServerError' ErrorCode='InternalServerError' Message='The service encountered an internal error.'"},
+		// A refused switch between push and queue: the API's 409, not a
+		// BadRequest of its own.
+		{eventgrid.Errorf(eventgrid.EEventsHeld, "held."), "HttpStatusCode='Conflict' ErrorCode='SubscriptionHoldsEvents' Message='held.'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

@@ -60,8 +60,10 @@ func (o Options) withDefaults() Options {
 // unchanged is left alone. What the REST API or another source manages is
 // never changed or deleted: an entry naming it is refused. An entry that
 // failed for a passing reason is applied again with back-off (see Retries)
-// until it applies or the declaration changes. It is safe for concurrent
-// use; applies run one at a time.
+// until it applies or the declaration changes; one refused because the
+// REST API manages its name is applied again when the REST API deletes
+// what holds it (the Reconciler observes the registry for that). It is
+// safe for concurrent use; applies run one at a time.
 type Reconciler struct {
 	store Store
 	log   zerolog.Logger
@@ -71,6 +73,13 @@ type Reconciler struct {
 	states   map[eventgrid.Owner]*state
 	lastErrs map[eventgrid.Owner]Errors // what was last warned about
 	retries  map[eventgrid.Owner]*retry
+
+	// hmu guards held, the names each source's entries wait for the REST
+	// API to delete. The registry's observer calls take it under the
+	// registry's lock, so nothing else is taken while it is held.
+	// Lock order: Reconciler.mu -> Registry.mu -> Reconciler.hmu.
+	hmu  sync.Mutex
+	held map[eventgrid.Owner]*held
 
 	// smu guards what /readyz reads, so that it never waits for an apply.
 	smu      sync.Mutex
@@ -85,7 +94,7 @@ func NewReconciler(store Store, log zerolog.Logger, opts Options) *Reconciler {
 	r := &Reconciler{
 		store: store, log: log, opts: opts.withDefaults(),
 		states: map[eventgrid.Owner]*state{}, lastErrs: map[eventgrid.Owner]Errors{}, retries: map[eventgrid.Owner]*retry{},
-		status: map[eventgrid.Owner]*SourceStatus{},
+		status: map[eventgrid.Owner]*SourceStatus{}, held: map[eventgrid.Owner]*held{},
 	}
 	r.ready.Store(true)
 	return r
@@ -209,6 +218,7 @@ func (r *Reconciler) finish(owner eventgrid.Owner, doc []byte, res Result, docEr
 		}
 		s.Error = docErr.Error()
 	default:
+		r.setHeld(owner, res)
 		rt := r.retryOf(owner)
 		if wait := r.schedule(rt, doc, len(res.passing) > 0); wait > 0 {
 			log := r.logFor(owner)

@@ -28,6 +28,16 @@ type Result struct {
 
 	// passing names the skipped entries that failed for a passing reason.
 	passing []string
+	// waiting names the skipped entries refused because the REST API
+	// manages their names.
+	waiting []heldName
+}
+
+// heldName is a topic's or an event subscription's name, lower-cased,
+// that the REST API manages.
+type heldName struct {
+	topic bool
+	name  string
 }
 
 // Changed reports whether the Apply created, updated or deleted anything.

@@ -16,10 +16,15 @@ const (
 // passing reports whether an entry failed for a reason of the moment, one
 // that may go away without the declaration changing: an endpoint that did
 // not answer its validation handshake as asked, a limit reached, a topic
-// not there yet, a resource another owner still holds, the broker busy.
-// Any other failure is in the entry itself, and only a change of the
-// declaration can mend it.
+// not there yet, a resource another source still holds, the broker busy.
+// A name the REST API holds is not: only its deletion over the REST API
+// ends that, and the deletion itself applies the declaration again
+// (Reconciler.TopicDeleted). Any other failure is in the entry itself, and
+// only a change of the declaration can mend it.
 func passing(err error) bool {
+	if eventgrid.HeldByAPI(err) {
+		return false // only a DELETE over the REST API ends it: see Reconciler.TopicDeleted
+	}
 	if eventgrid.IsPassing(err) {
 		return true
 	}

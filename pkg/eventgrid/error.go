@@ -31,7 +31,10 @@ const (
 	EConflict         = "Conflict"
 	ENotFound         = "NotFound"
 	EMethodNotAllowed = "MethodNotAllowed"
-	EUnauthorized     = "Unauthorized"
+	// EUnknownAction refuses a POST of …:{action} naming no action of the
+	// resource.
+	EUnknownAction = "UnknownAction"
+	EUnauthorized  = "Unauthorized"
 	// EForbidden: the credential is good, but does not hold the permission
 	// the route needs (a SAS token on a route that reads or manages).
 	EForbidden = "Forbidden"

@@ -1,5 +1,7 @@
 package eventgrid
 
+import "errors"
+
 // The sources of declared configuration (docs/live-config.md).
 const (
 	// SourceDesiredConfig is the desired_config setting, applied at start.
@@ -68,13 +70,40 @@ func (o Owner) howToChange() string {
 // OwnerConflict is the error that refuses owner by a change to a topic or
 // event subscription that owner have manages. what names the resource, as
 // in `Topic "orders"` or `Event subscription "hot" of topic "orders"`; the
-// message says where it is declared and how to change it there.
-func OwnerConflict(what string, have, by Owner) *Error {
+// message says where it is declared and how to change it there. A
+// declaration refused by what the REST API manages gets an error for which
+// HeldByAPI is true.
+func OwnerConflict(what string, have, by Owner) error {
 	switch {
 	case !by.Declared():
 		return Errorf(EConflict, "%s is declared in %s, which alone changes or deletes it: %s. Remove it from there to manage it over the REST API.", what, have.where(), have.howToChange())
 	case !have.Declared():
-		return Errorf(EConflict, "%s exists and was created over the REST API; a declaration does not take it over. Delete it over the REST API, or declare another name.", what)
+		return &heldByAPI{Errorf(EConflict, "%s was created over the REST API before this declaration named it; a declaration does not take over what the REST API manages, so the entry is not applied. %s", what, untilDeleted)}
 	}
 	return Errorf(EConflict, "%s is declared in %s already; declare it in one place only.", what, have.where())
+}
+
+// ReleasedConflict is OwnerConflict for a topic that passed to the REST
+// API when released, the source that declared it, stopped declaring it
+// while it held event subscriptions of others.
+func ReleasedConflict(what string, released Owner) error {
+	return &heldByAPI{Errorf(EConflict, "%s passed to the REST API when %s stopped declaring it while it held event subscriptions of others; a declaration does not take over what the REST API manages, so the entry is not applied. %s", what, released.where(), untilDeleted)}
+}
+
+// untilDeleted ends the messages of HeldByAPI errors.
+const untilDeleted = "Delete it over the REST API and the declaration applies it at once, or declare another name."
+
+// heldByAPI marks an error as the refusal of a declaration by a topic or
+// event subscription the REST API manages.
+type heldByAPI struct{ err *Error }
+
+func (e *heldByAPI) Error() string { return e.err.Error() }
+func (e *heldByAPI) Unwrap() error { return e.err }
+
+// HeldByAPI reports whether err refuses a declaration because the REST
+// API manages the topic or event subscription it names. Only a DELETE over
+// the REST API ends that: waiting on a timer would not.
+func HeldByAPI(err error) bool {
+	var h *heldByAPI
+	return errors.As(err, &h)
 }

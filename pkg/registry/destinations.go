@@ -90,6 +90,9 @@ func (o Options) checkEventGrid(sub *eventgrid.EventSubscription) error {
 	if d.SASKey == "" {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, destField+"sasKey is required for an EventGrid destination.")
 	}
+	if err := placeholder("sasKey", d.SASKey); err != nil {
+		return err
+	}
 	return notWebHook(d)
 }
 
@@ -132,6 +135,9 @@ func (o Options) checkEntity(sub *eventgrid.EventSubscription) error {
 	if d.ConnectionString == "" {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, destField+"connectionString is required for endpointType %s.", d.EndpointType)
 	}
+	if err := placeholder("connectionString", d.ConnectionString); err != nil {
+		return err
+	}
 	if _, err := azconn.ParseEntity(d.ConnectionString); err != nil {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, destField+"connectionString %v (want Endpoint=sb://<namespace>/;SharedAccessKeyName=…;SharedAccessKey=…;EntityPath=<entity>).", err)
 	}
@@ -150,6 +156,12 @@ func (o Options) checkStorageQueue(sub *eventgrid.EventSubscription) error {
 	d := &sub.Destination
 	if d.ConnectionString == "" {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, destField+"connectionString is required for a StorageQueue destination.")
+	}
+	if err := placeholder("connectionString", d.ConnectionString); err != nil {
+		return err
+	}
+	if err := placeholder("queueName", d.QueueName); err != nil {
+		return err
 	}
 	if _, err := azconn.ParseStorage(d.ConnectionString); err != nil {
 		return eventgrid.Errorf(eventgrid.EInvalidDestination, destField+"connectionString %s.", err.Error())
@@ -172,6 +184,9 @@ func endpointURL(d *eventgrid.Destination) (*url.URL, error) {
 	if d.EndpointURL == "" {
 		return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, destField+"endpointUrl is required.")
 	}
+	if err := placeholder("endpointUrl", d.EndpointURL); err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(d.EndpointURL)
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -185,6 +200,21 @@ func endpointURL(d *eventgrid.Destination) (*url.URL, error) {
 	}
 	return u, nil
 }
+
+// placeholder refuses the destination property field whose value v still
+// holds a placeholder of an example (azconn.Placeholder), saying so in the
+// same words for every kind of destination. A placeholder is no secret,
+// so it is quoted even from a connection string.
+func placeholder(field, v string) error {
+	if p, ok := azconn.Placeholder(v); ok {
+		return eventgrid.Errorf(eventgrid.EInvalidDestination, destField+"%s holds the placeholder %s: "+replacePlaceholders, field, p)
+	}
+	return nil
+}
+
+// replacePlaceholders ends the message that refuses a value pasted from an
+// example with its placeholders left in.
+const replacePlaceholders = "replace every placeholder with your own value."
 
 // notWebHook refuses the webhook interop properties on a destination of
 // another type.

@@ -105,8 +105,12 @@ func TestDestinationRules_WebHook(t *testing.T) {
 		{name: "Port1", edit: withURL("http://h:1/x")},
 		{name: "IPv6", edit: withURL("http://[::1]:8080/x")},
 		{name: "EmptyPort", edit: withURL("http://h:/x")}, // the scheme's port
-		// A placeholder left in an example never resolves.
-		{name: "PlaceholderHost", edit: withURL("https://<hook>.example/x"), code: eventgrid.EInvalidDestination, parts: []string{field + `endpointUrl host "<hook>.example" is not a host name`}},
+		// A placeholder left in an example is named as one, as for every
+		// kind of destination.
+		{name: "PlaceholderHost", edit: withURL("https://<hook>.example/x"), code: eventgrid.EInvalidDestination,
+			parts: []string{field + "endpointUrl holds the placeholder <hook>: replace every placeholder with your own value."}},
+		{name: "PlaceholderURL", edit: withURL("<webhook_url>"), code: eventgrid.EInvalidDestination,
+			parts: []string{field + "endpointUrl holds the placeholder <webhook_url>: replace every placeholder with your own value."}},
 		{name: "ShellVariableHost", edit: withURL("http://$HOST:8080/x"), code: eventgrid.EInvalidDestination, parts: []string{field + `endpointUrl host "$HOST" is not a host name`}},
 		{name: "UnderscoreHost", edit: withURL("http://a_b.example:8080/x")},
 		{name: "InternationalHost", edit: withURL("http://bücher.example/x")},
@@ -168,7 +172,9 @@ func TestDestinationRules_EventGrid(t *testing.T) {
 			code: eventgrid.EInvalidDestination, parts: []string{`host "example.com" is not an Azure Event Grid host`}},
 		{name: "ForeignHostAllowed", opts: lenient, edit: withURL("https://example.com/api/events?api-version=2018-01-01")},
 		{name: "PlaceholderHost", edit: withURL("https://<topic>.<region>-1.eventgrid.azure.net/api/events?api-version=2018-01-01"),
-			code: eventgrid.EInvalidDestination, parts: []string{field + `endpointUrl host "<topic>.<region>-1.eventgrid.azure.net" is not a host name`}},
+			code: eventgrid.EInvalidDestination, parts: []string{field + "endpointUrl holds the placeholder <topic>: replace every placeholder with your own value."}},
+		{name: "PlaceholderKey", edit: func(s *eventgrid.EventSubscription) { s.Destination.SASKey = "<user_topic_sas_key>" },
+			code: eventgrid.EInvalidDestination, parts: []string{field + "sasKey holds the placeholder <user_topic_sas_key>: replace every placeholder with your own value."}},
 		{name: "WrongPath", opts: lenient, edit: withURL("https://example.com/x?api-version=2018-01-01"),
 			code: eventgrid.EInvalidDestination, parts: []string{"/api/events API", "api-version=2018-01-01"}},
 		{name: "WrongVersion", edit: withURL(strings.Replace(egURL, "2018-01-01", "2020-01-01", 1)),
@@ -243,6 +249,10 @@ func TestDestinationRules_Entity(t *testing.T) {
 				{name: "NamespaceScoped", edit: cs(strings.TrimSuffix(entityCS, ";EntityPath=hub")), code: eventgrid.EInvalidDestination,
 					parts: []string{field + "connectionString", "EntityPath"}},
 				{name: "Malformed", edit: cs("sb://" + accountKey), code: eventgrid.EInvalidDestination, parts: []string{field + "connectionString"}},
+				{name: "Placeholders", edit: cs("Endpoint=sb://<namespace>.servicebus.windows.net/;SharedAccessKeyName=<policy>;SharedAccessKey=<key>;EntityPath=<queue>"),
+					code: eventgrid.EInvalidDestination, parts: []string{field + "connectionString holds the placeholder <namespace>: replace every placeholder with your own value."}},
+				{name: "WholePlaceholder", edit: cs("<your-event-hub-connection-string>"),
+					code: eventgrid.EInvalidDestination, parts: []string{field + "connectionString holds the placeholder <your-event-hub-connection-string>"}},
 				{name: "TooManyEvents", edit: func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 51 },
 					code: eventgrid.EInvalidDelivery, parts: []string{field + "maxEventsPerBatch must be between 1 and 50; got 51."}},
 				{name: "Signed", edit: func(s *eventgrid.EventSubscription) { s.Destination.SigningSecrets = []string{secret24} },
@@ -279,6 +289,16 @@ func TestDestinationRules_StorageQueue(t *testing.T) {
 		{name: "EntityConnectionString", edit: func(s *eventgrid.EventSubscription) { s.Destination.ConnectionString = entityCS },
 			code: eventgrid.EInvalidDestination, parts: []string{field + "connectionString has no AccountName."}},
 		{name: "NoQueueName", edit: name(""), code: eventgrid.EInvalidDestination, parts: []string{field + "queueName is required."}},
+		// The placeholders of docs/destinations.md and of the original
+		// module's API reference.
+		{name: "Placeholders", edit: func(s *eventgrid.EventSubscription) {
+			s.Destination.ConnectionString = "DefaultEndpointsProtocol=https;AccountName=<account>;AccountKey=<key>;EndpointSuffix=core.windows.net"
+		}, code: eventgrid.EInvalidDestination, parts: []string{field + "connectionString holds the placeholder <account>: replace every placeholder with your own value."}},
+		{name: "WholePlaceholder", edit: func(s *eventgrid.EventSubscription) {
+			s.Destination.ConnectionString = "<your-storage-account-connection-string>"
+		}, code: eventgrid.EInvalidDestination, parts: []string{field + "connectionString holds the placeholder <your-storage-account-connection-string>"}},
+		{name: "PlaceholderQueueName", edit: name("<your-storage-queue-name>"), code: eventgrid.EInvalidDestination,
+			parts: []string{field + "queueName holds the placeholder <your-storage-queue-name>: replace every placeholder with your own value."}},
 		{name: "ShortQueueName", edit: name("ab"), code: eventgrid.EInvalidDestination, parts: []string{field + "queueName must be 3 to 63 characters long."}},
 		{name: "UpperCaseQueueName", edit: name("Bad_Queue"), code: eventgrid.EInvalidDestination, parts: []string{field + "queueName may hold only lower-case letters"}},
 		{name: "DoubleHyphen", edit: name("a--b"), code: eventgrid.EInvalidDestination, parts: []string{"queueName"}},

@@ -50,7 +50,7 @@ func (r *Registry) ReleaseTopic(_ context.Context, name string, owner eventgrid.
 	if err != nil {
 		return 0, err
 	}
-	if err := checkOwner(topicWhat(e.topic.Name), e.topic.Owner, owner); err != nil {
+	if err := checkTopicOwner(e, owner); err != nil {
 		return 0, err
 	}
 	for _, s := range e.subs {
@@ -59,17 +59,28 @@ func (r *Registry) ReleaseTopic(_ context.Context, name string, owner eventgrid.
 		}
 	}
 	if kept > 0 {
-		e.topic.Owner = eventgrid.Owner{}
+		e.topic.Owner, e.topic.Released = eventgrid.Owner{}, owner
 		return kept, nil
 	}
 	r.deleteTopicLocked(e)
 	return 0, nil
 }
 
+// checkTopicOwner refuses by a change to topic e, which another owner
+// manages, saying how it came to: created over the REST API, or released
+// to it.
+func checkTopicOwner(e *topicEntry, by eventgrid.Owner) error {
+	t := &e.topic
+	if t.Owner != by && by.Declared() && !t.Owner.Declared() && t.Released.Declared() {
+		return eventgrid.ReleasedConflict(topicWhat(t.Name), t.Released)
+	}
+	return checkOwner(topicWhat(t.Name), t.Owner, by)
+}
+
 // checkTopicDelete refuses by the deletion of topic e, which deletes its
 // subscriptions too: the topic and each of them must be by's.
 func checkTopicDelete(e *topicEntry, by eventgrid.Owner) error {
-	if err := checkOwner(topicWhat(e.topic.Name), e.topic.Owner, by); err != nil {
+	if err := checkTopicOwner(e, by); err != nil {
 		return err
 	}
 	for _, s := range sortedSubs(e) {

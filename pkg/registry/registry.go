@@ -69,7 +69,7 @@ func (r *Registry) PutTopic(_ context.Context, t eventgrid.Topic) (eventgrid.Top
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.topics[key(t.Name)]; ok {
-		if err := checkOwner(topicWhat(e.topic.Name), e.topic.Owner, t.Owner); err != nil {
+		if err := checkTopicOwner(e, t.Owner); err != nil {
 			return eventgrid.Topic{}, false, err
 		}
 		if e.topic.InputSchema != t.InputSchema && len(e.subs) > 0 {

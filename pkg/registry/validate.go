@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"slices"
@@ -59,7 +60,7 @@ func DefaultOptions() Options {
 		Filter:                   filter.DefaultLimits,
 		MinExpiryMinutes:         1,
 		MaxExpiryMinutes:         1440,
-		MaxDeliveryAttempts:      30,
+		MaxDeliveryAttempts:      math.MaxInt32, // docs/design.md#the-original-modules-examples
 		MaxEventsPerBatch:        50,
 		MaxPreferredBatchSizeKB:  1033,
 		WebhookHTTPSOnly:         true,
@@ -107,7 +108,7 @@ func (o Options) validateSubscription(sub *eventgrid.EventSubscription, topic ev
 	}
 	if p := sub.RetryPolicy; p != nil {
 		if p.MaxDeliveryAttempts < 0 || p.MaxDeliveryAttempts > o.MaxDeliveryAttempts {
-			return nil, eventgrid.Errorf(eventgrid.EInvalidRetryPolicy, "properties.retryPolicy.maxDeliveryAttempts must be between 1 and %d; got %d.", o.MaxDeliveryAttempts, p.MaxDeliveryAttempts)
+			return nil, eventgrid.Errorf(eventgrid.EInvalidRetryPolicy, "properties.retryPolicy.maxDeliveryAttempts must be between 1 and %d (api__retryPolicyLimits__maxDeliveryAttempts); got %d.", o.MaxDeliveryAttempts, p.MaxDeliveryAttempts)
 		}
 		if p.EventExpiryInMinutes != 0 && (p.EventExpiryInMinutes < o.MinExpiryMinutes || p.EventExpiryInMinutes > o.MaxExpiryMinutes) {
 			return nil, eventgrid.Errorf(eventgrid.EInvalidRetryPolicy, "properties.retryPolicy.eventExpiryInMinutes must be between %d and %d; got %d.", o.MinExpiryMinutes, o.MaxExpiryMinutes, p.EventExpiryInMinutes)

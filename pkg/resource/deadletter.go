@@ -53,6 +53,9 @@ func decodeDeadLetter(o object, k *kept) (*eventgrid.DeadLetterDestination, erro
 	case dl.ConnectionString == "" && k.deadLetterTarget == nil:
 		return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s is required.", p.field("connectionString"))
 	case dl.ConnectionString != "":
+		if ph, ok := azconn.Placeholder(dl.ConnectionString); ok {
+			return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s holds the placeholder %s: replace every placeholder with your own value.", p.field("connectionString"), ph)
+		}
 		if _, err := azconn.ParseStorage(dl.ConnectionString); err != nil {
 			// The error says what is missing, never what is there.
 			return nil, eventgrid.Errorf(eventgrid.EInvalidDestination, "%s %s.", p.field("connectionString"), err.Error())

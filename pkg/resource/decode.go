@@ -163,8 +163,8 @@ func subscriptionTopic(o object, topic string) (string, error) {
 	return topic, nil
 }
 
-func parseBody(body []byte) (object, error) {
-	body = rawjson.TrimSpace(body)
+func parseBody(raw []byte) (object, error) {
+	body := rawjson.TrimSpace(raw)
 	if len(body) == 0 {
 		return object{}, nil
 	}
@@ -178,6 +178,9 @@ func parseBody(body []byte) (object, error) {
 	case se != nil:
 		return object{}, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid UTF-8 text (at byte offset %d).", se.Offset)
 	case err != nil:
+		if se := rawjson.Locate(raw); se != nil {
+			return object{}, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON: %s.", se)
+		}
 		return object{}, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON.")
 	}
 	return parseObject(body, "", eventgrid.EInvalidJSON)

@@ -43,6 +43,12 @@ func TestDecodeTopic(t *testing.T) {
 		{name: "NullSchema", body: `{"properties":{"inputSchema":null}}`, want: eventgrid.EventGridSchema},
 		{name: "PropertiesAsJSONString", body: `{"properties":"{\"inputSchema\":\"CustomSchema\"}"}`, want: eventgrid.CustomEventSchema},
 		{name: "Malformed", body: `{"name":`, code: eventgrid.EInvalidJSON},
+		// The position counts from the body as sent, white space before it
+		// included.
+		{name: "MalformedPosition", body: "\n{\"properties\": {\n  \"inputSchema\": 'CustomSchema'}}", code: eventgrid.EInvalidJSON,
+			parts: []string{"The request body is not valid JSON: line 3, column 18: invalid character '\\'' looking for beginning of value", "not single quotes"}},
+		{name: "TrailingCommaRefused", body: "{\"properties\": {\"inputSchema\": \"CustomSchema\",}}", code: eventgrid.EInvalidJSON,
+			parts: []string{"line 1, column 47:", "remove the comma before '}'"}},
 		{name: "MemberTwice", body: `{"properties":{"InputSchema":"Bogus","inputSchema":"CustomEventSchema"}}`, code: eventgrid.EInvalidJSON,
 			parts: []string{"properties.inputSchema is given more than once"}},
 		{name: "NotUTF8", body: "{\"name\":\"t\xff\"}", code: eventgrid.EInvalidJSON, parts: []string{"not valid UTF-8 text (at byte offset 10)"}},

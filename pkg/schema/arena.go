@@ -57,6 +57,13 @@ type Scratch struct {
 	// rewrite (escapes, characters outside printable ASCII) is built as
 	// usual. The other schemas do not change.
 	ToCloudEvents bool
+	// FoldExtensionNames asks for the CloudEvents extension attributes of a
+	// CloudEventSchemaV1_0 request to be read as the original module read
+	// every member, ignoring case, and delivered with the lower-case names
+	// CloudEvents 1.0 gives attributes: its documented example's
+	// "dataVersion" becomes the extension "dataversion". Without it a name
+	// with an upper-case letter is refused.
+	FoldExtensionNames bool
 
 	events []eventgrid.Event
 	ptrs   []*eventgrid.Event

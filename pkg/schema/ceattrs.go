@@ -232,6 +232,22 @@ func checkAttributeName(i int, name []byte) error {
 	return nil
 }
 
+// foldable reports whether name is an attribute name but for its case:
+// ASCII letters and digits, an upper-case letter among them.
+func foldable(name []byte) bool {
+	upper := false
+	for _, c := range name {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+		default:
+			return false
+		}
+	}
+	return upper
+}
+
 func lowerString(b []byte) string {
 	s := make([]byte, len(b))
 	for i, c := range b {

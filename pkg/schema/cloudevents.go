@@ -187,6 +187,9 @@ func (d *decoder) buildCloudEvent(i int, m *members) (*eventgrid.Event, error) {
 // with value v of the event at index i. A null value is an absent
 // attribute, but its name must still be valid.
 func (d *decoder) addExtension(i int, name, v []byte) error {
+	if d.foldNames && foldable(name) {
+		name = []byte(lowerString(name))
+	}
 	if err := checkAttributeName(i, name); err != nil {
 		return err
 	}

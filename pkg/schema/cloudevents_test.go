@@ -134,3 +134,50 @@ func TestDecodeBatch_CloudEventsManyExtensions(t *testing.T) {
 		[]byte("["+in.String()+"},"+in.String()+`,"EXXXXX":"again"}]`), accepted)
 	MustFail(t, err, eventgrid.EInvalidJSON, `event at index 1: member name "EXXXXX" appears more than once in its object`)
 }
+
+// TestDecodeBatch_FoldExtensionNames: the original module's CloudEvents
+// example (https://learn.microsoft.com/azure/event-grid/edge/event-schemas,
+// "Example — cloud event") is read as it read it, with its
+// "dataVersion" delivered as the extension "dataversion" and "1.0-rc1" as
+// "1.0"; without FoldExtensionNames the name is refused as before. A name
+// that is no attribute name in any case stays refused.
+func TestDecodeBatch_FoldExtensionNames(t *testing.T) {
+	const example = `[{
+       "id": "1807",
+       "type": "recordInserted",
+       "source": "myapp/vehicles/motorcycles",
+       "time": "2017-08-10T21:03:07+00:00",
+       "datacontenttype": "application/json",
+       "data": {
+            "make": "Ducati",
+            "model": "Monster"
+        },
+        "dataVersion": "1.0",
+        "specVersion": "1.0-rc1"
+}]`
+	const want = `{"specversion":"1.0","id":"1807","source":"myapp/vehicles/motorcycles","type":"recordInserted",` +
+		`"time":"2017-08-10T21:03:07+00:00","datacontenttype":"application/json","dataversion":"1.0","data":{
+            "make": "Ducati",
+            "model": "Monster"
+        }}`
+	fold := schema.Scratch{FoldExtensionNames: true}
+	evs, err := fold.DecodeBatch(eventgrid.CloudEventSchemaV1_0, "t1", []byte(example), accepted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	MustBeValidEvents(t, evs)
+	if string(evs[0].Body) != want {
+		t.Fatalf("Body =\n%s\nwant\n%s", evs[0].Body, want)
+	}
+	one, err := fold.DecodeOne(eventgrid.CloudEventSchemaV1_0, "t1", []byte(`{"specversion":"1.0","id":"1","source":"s","type":"t","MyExt2":true}`), "", accepted)
+	if err != nil || !strings.Contains(string(one.Body), `"myext2":true`) {
+		t.Fatalf("DecodeOne = %v, %v; want the extension myext2", one, err)
+	}
+
+	_, err = schema.DecodeBatch(eventgrid.CloudEventSchemaV1_0, "t1", []byte(example), accepted)
+	MustFail(t, err, eventgrid.EInvalidEvent, `event at index 0: "dataVersion" is not a valid attribute name`, `it is not read as "dataversion"`)
+	for _, name := range []string{"data-Version", "Dätä", "X_y"} {
+		_, err = fold.DecodeBatch(eventgrid.CloudEventSchemaV1_0, "t1", []byte(`[{"specversion":"1.0","id":"1","source":"s","type":"t","`+name+`":1}]`), accepted)
+		MustFail(t, err, eventgrid.EInvalidEvent, "is not a valid attribute name")
+	}
+}

@@ -2,9 +2,6 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
-	"strings"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -129,12 +126,15 @@ type decoder struct {
 	// toCloudEvents: build EventGridSchema events as their CloudEvents
 	// (see Scratch.ToCloudEvents).
 	toCloudEvents bool
+	// foldNames: lower-case CloudEvents extension names (see
+	// Scratch.FoldExtensionNames).
+	foldNames bool
 }
 
 // newDecoder returns a decoder for a request body of bodyLen bytes holding
 // events events.
 func newDecoder(scratch *Scratch, s eventgrid.InputSchema, topic string, accepted time.Time, bodyLen, events int) (*decoder, error) {
-	d := &decoder{schema: s, topic: topic, accepted: accepted}
+	d := &decoder{schema: s, topic: topic, accepted: accepted, foldNames: scratch.FoldExtensionNames}
 	// Canonical bodies are about as long as the input, and EventGridSchema
 	// events gain their topic and metadataVersion: room for that, and for a
 	// default id, without the slack a proportional margin would waste.
@@ -238,21 +238,14 @@ func strictError(se *rawjson.StrictError, prefix string, index int) error {
 		i, what, se.Offset)
 }
 
+// invalidJSON says where and why body, which is not JSON, stops being
+// JSON: its line and column, its byte offset, and what JSON allows there.
 func invalidJSON(what string, body []byte) error {
-	var raw json.RawMessage
-	err := json.Unmarshal(body, &raw)
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		// Offset counts the bytes read, the bad one included; report where
-		// the bad byte is, or the end of the body when it ended too soon.
-		at := se.Offset - 1
-		if se.Offset >= int64(len(body)) && strings.HasPrefix(se.Error(), "unexpected end") {
-			at = int64(len(body))
-		}
-		return eventgrid.Errorf(eventgrid.EInvalidJSON,
-			"%s is not valid JSON: %s (at byte offset %d)", what, se.Error(), max(at, 0))
+	se := rawjson.Locate(body)
+	if se == nil {
+		return eventgrid.Errorf(eventgrid.EInvalidJSON, "%s is not valid JSON", what)
 	}
-	return eventgrid.Errorf(eventgrid.EInvalidJSON, "%s is not valid JSON", what)
+	return eventgrid.Errorf(eventgrid.EInvalidJSON, "%s is not valid JSON: %s (at byte offset %d)", what, se, se.Offset)
 }
 
 func kindName(k rawjson.Kind) string {

@@ -155,8 +155,14 @@ func TestDecodeBatch_Shape(t *testing.T) {
 		msg    string
 	}{
 		{"Empty", eventgrid.EventGridSchema, ``, eventgrid.EInvalidJSON, "the request body is not valid JSON"},
-		{"Truncated", eventgrid.EventGridSchema, `[{"id":"1"`, eventgrid.EInvalidJSON, "unexpected end of JSON input (at byte offset 10)"},
+		// The byte offset follows what was expected, as the line and column
+		// lead: the same words as every body's mistake.
+		{"Truncated", eventgrid.EventGridSchema, `[{"id":"1"`, eventgrid.EInvalidJSON,
+			"line 1, column 10: unexpected end of JSON input; expected more: the text ends before its value does (a closing '}', ']' or '\"' may be missing) (at byte offset 10)"},
 		{"TrailingGarbage", eventgrid.CustomEventSchema, `[{}] x`, eventgrid.EInvalidJSON, "at byte offset 5"},
+		{"Position", eventgrid.CustomEventSchema, "[\n  {\"a\": *456}\n]", eventgrid.EInvalidJSON,
+			"the request body is not valid JSON: line 2, column 9: invalid character '*' looking for beginning of value; " +
+				"expected a value; a number is written with digits only, without '*': 456 (at byte offset 10)"},
 		{"Object", eventgrid.EventGridSchema, egFull, eventgrid.EInvalidJSON, "must be a JSON array of events, not an object"},
 		{"String", eventgrid.CustomEventSchema, `"x"`, eventgrid.EInvalidJSON, "must be a JSON array of events, not a string"},
 		{"ElementNumber", eventgrid.EventGridSchema, `[` + egFull + `,1]`, eventgrid.EInvalidJSON, "event at index 1 must be a JSON object, not a number"},

@@ -41,6 +41,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		s := fuzzSchemas[int(which)%len(fuzzSchemas)]
 		evs, err := schema.DecodeBatch(s, "t1", body, accepted)
+		checkFolded(t, s, body, evs, err)
 		if err != nil {
 			if evs != nil {
 				t.Fatal("events returned with an error")
@@ -55,6 +56,26 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 		checkBuiltConverted(t, s, body, evs)
 	})
+}
+
+// checkFolded decodes body, which gave evs or err, again with
+// FoldExtensionNames set: what it accepts is valid, and it accepts
+// everything accepted without it, unchanged.
+func checkFolded(t *testing.T, s eventgrid.InputSchema, body []byte, evs []*eventgrid.Event, err error) {
+	t.Helper()
+	folded, ferr := (&schema.Scratch{FoldExtensionNames: true}).DecodeBatch(s, "t1", body, accepted)
+	if ferr != nil {
+		if err == nil {
+			t.Fatalf("with FoldExtensionNames: %v; without, accepted", ferr)
+		}
+		return
+	}
+	for i, ev := range folded {
+		checkFuzzedEvent(t, s, ev)
+		if err == nil && !bytes.Equal(ev.Body, evs[i].Body) {
+			t.Fatalf("event %d with FoldExtensionNames:\n%s\nwant\n%s", i, ev.Body, evs[i].Body)
+		}
+	}
 }
 
 // checkBuiltConverted decodes body, whose events of schema s are evs, again

@@ -1,0 +1,125 @@
+package desired_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/desired"
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/registry"
+)
+
+// lateObserver forwards the registry's changes to a reconciler made after
+// it, as the broker wires them.
+type lateObserver struct {
+	atomic.Pointer[desired.Reconciler]
+}
+
+func (l *lateObserver) SubscriptionPut(*eventgrid.EventSubscription) {}
+func (l *lateObserver) SubscriptionDeleted(s *eventgrid.EventSubscription) {
+	l.Load().SubscriptionDeleted(s)
+}
+func (l *lateObserver) TopicCreated(eventgrid.Topic)   {}
+func (l *lateObserver) TopicDeleted(t eventgrid.Topic) { l.Load().TopicDeleted(t) }
+
+// TestReconciler_HeldByAPI: an entry naming what the REST API manages is
+// refused with a reason that says how the API came to manage it (created
+// over it, or left to it when a declaration stopped naming it), and it is
+// not retried on a timer; the deletion over the REST API applies the
+// declaration again at once, and then it applies.
+func TestReconciler_HeldByAPI(t *testing.T) {
+	ctx := context.Background()
+	var late lateObserver
+	reg := registry.New(registry.DefaultOptions(), &late)
+	var timers atomic.Int32
+	r := desired.NewReconciler(reg, zerolog.Nop(), desired.Options{
+		AfterFunc: func(time.Duration, func()) func() bool { timers.Add(1); return func() bool { return true } },
+	})
+	late.Store(r)
+	due := r.Retries(fileSource)
+	pending := func() bool {
+		select {
+		case <-due:
+			return true
+		default:
+			return false
+		}
+	}
+	apply := func(d string) desired.Result {
+		t.Helper()
+		res, err := r.Apply(ctx, fileSource, []byte(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	// Created over the API first.
+	if _, _, err := reg.PutTopic(ctx, eventgrid.Topic{Name: "orders"}); err != nil {
+		t.Fatal(err)
+	}
+	res := apply(`{"topics": {"Orders": {}}}`)
+	msg := res.Errors.Topics["Orders"]
+	for _, want := range []string{"HttpStatusCode='Conflict' ErrorCode='Conflict'",
+		`Topic "orders" was created over the REST API before this declaration named it`,
+		"Delete it over the REST API and the declaration applies it at once, or declare another name."} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q, want it to hold %q", msg, want)
+		}
+	}
+	if res.Retrying() || timers.Load() != 0 || pending() {
+		t.Fatalf("retrying %v, %d timers, pending %v: want no retry until the API deletes the topic", res.Retrying(), timers.Load(), pending())
+	}
+	if st := r.Status(); len(st) != 1 || st[0].NextRetry != "" {
+		t.Errorf("status %+v, want no next retry", st)
+	}
+	// Another topic's deletion over the API is no reason to apply again.
+	if _, _, err := reg.PutTopic(ctx, eventgrid.Topic{Name: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.DeleteTopic(ctx, "other"); err != nil || pending() {
+		t.Fatalf("delete other: %v, pending %v", err, pending())
+	}
+	if err := reg.DeleteTopic(ctx, "ORDERS"); err != nil {
+		t.Fatal(err)
+	}
+	if !pending() {
+		t.Fatal("the API's deletion of orders did not apply the declaration again")
+	}
+	if res := apply(`{"topics": {"Orders": {}}}`); res.Errors.Len() != 0 || len(res.Topics) != 1 {
+		t.Fatalf("after the deletion: %+v", res)
+	}
+
+	// Left to the API: the source stops declaring a topic that holds a
+	// subscription of the API's, and then declares it again.
+	sub := eventgrid.EventSubscription{Topic: "Orders", Name: "api-sub", Destination: eventgrid.Destination{EndpointType: eventgrid.WebHook, EndpointURL: "https://sink.example/x"}}
+	if _, _, err := reg.PutSubscription(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	apply(`{}`)
+	res = apply(`{"topics": {"Orders": {}}}`)
+	msg = res.Errors.Topics["Orders"]
+	if want := `Topic "Orders" passed to the REST API when desired_config_file /etc/edgegrid/desired.json stopped declaring it while it held event subscriptions of others`; !strings.Contains(msg, want) {
+		t.Errorf("error %q, want it to hold %q", msg, want)
+	}
+	if res.Retrying() || timers.Load() != 0 || pending() {
+		t.Fatalf("retrying %v, %d timers, pending %v", res.Retrying(), timers.Load(), pending())
+	}
+	if err := reg.DeleteTopic(ctx, "Orders"); err != nil || !pending() {
+		t.Fatalf("delete Orders: %v, pending %v; want the declaration applied again", err, pending())
+	}
+
+	// A name another source holds is still retried on a timer: that source
+	// may let it go without anyone deleting anything.
+	if _, err := r.Apply(ctx, desired.Twin, []byte(`{"topics": {"shared": {}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if res := apply(`{"topics": {"shared": {}}}`); !res.Retrying() || timers.Load() != 1 {
+		t.Errorf("retrying %v, %d timers; want a retry on a timer", res.Retrying(), timers.Load())
+	}
+}

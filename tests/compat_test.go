@@ -111,6 +111,22 @@ func TestCompat_ActionMistakes(t *testing.T) {
 	}
 }
 
+// TestCompat_AttemptLimit: the api page's subscription template asks for 50
+// delivery attempts; under the default limit of 30 it is refused with the
+// key that raises the limit (docs/design.md#the-original-modules-examples).
+func TestCompat_AttemptLimit(t *testing.T) {
+	b := startBroker(t, devEnv())
+	createTopic(t, b.URL, "t", "EventGridSchema")
+	status, _, rb := do(t, nil, http.MethodPut, b.URL+"/topics/t/eventSubscriptions/s?"+apiVersion, "application/json",
+		`{"properties":{"retryPolicy":{"eventExpiryInMinutes":120,"maxDeliveryAttempts":50},`+
+			`"destination":{"endpointType":"WebHook","properties":{"endpointUrl":"http://127.0.0.1:9/x"}}}}`)
+	code, msg := apiError(t, rb)
+	if status != http.StatusBadRequest || code != "InvalidRetryPolicy" ||
+		msg != "properties.retryPolicy.maxDeliveryAttempts must be between 1 and 30 (api__retryPolicyLimits__maxDeliveryAttempts); got 50." {
+		t.Errorf("50 attempts = %d %s %q", status, code, msg)
+	}
+}
+
 // TestCompat_ModeSwitchOneAnswer: a switch between push and queue refused
 // because the subscription holds events gets the same status and code over
 // the REST API, from the declaration file and from the module twin.

@@ -103,10 +103,8 @@ func TestPutSubscription_Errors(t *testing.T) {
 		// Retry policy.
 		{name: "ZeroAttempts", body: dest(hookWith(""), `"retryPolicy":{"maxDeliveryAttempts":0}`), code: eventgrid.EInvalidRetryPolicy, parts: []string{"maxDeliveryAttempts"}},
 		{name: "NegativeAttempts", body: dest(hookWith(""), `"retryPolicy":{"maxDeliveryAttempts":-1}`), code: eventgrid.EInvalidRetryPolicy},
-		// Above the default limit, the original module's 32-bit count
-		// (docs/design.md#the-original-modules-examples).
-		{name: "AttemptsBeyondInt32", body: dest(hookWith(""), `"retryPolicy":{"maxDeliveryAttempts":2147483648}`), code: eventgrid.EInvalidRetryPolicy,
-			parts: []string{"maxDeliveryAttempts must be between 1 and 2147483647 (api__retryPolicyLimits__maxDeliveryAttempts); got 2147483648."}},
+		{name: "31Attempts", body: dest(hookWith(""), `"retryPolicy":{"maxDeliveryAttempts":31}`), code: eventgrid.EInvalidRetryPolicy,
+			parts: []string{"maxDeliveryAttempts must be between 1 and 30 (api__retryPolicyLimits__maxDeliveryAttempts); got 31."}},
 		{name: "FractionalAttempts", body: dest(hookWith(""), `"retryPolicy":{"maxDeliveryAttempts":1.5}`), code: eventgrid.EInvalidRetryPolicy},
 		{name: "WordAttempts", body: dest(hookWith(""), `"retryPolicy":{"maxDeliveryAttempts":"ten"}`), code: eventgrid.EInvalidRetryPolicy},
 		{name: "ZeroMinutes", body: dest(hookWith(""), `"retryPolicy":{"eventExpiryInMinutes":0}`), code: eventgrid.EInvalidRetryPolicy, parts: []string{"eventExpiryInMinutes"}},

@@ -112,12 +112,7 @@ type Config struct {
 	// RetryMaxExpirationMinutes is api__retryPolicyLimits__maxExpirationTimeInMinutes.
 	RetryMaxExpirationMinutes int `envconfig:"API__RETRYPOLICYLIMITS__MAXEXPIRATIONTIMEINMINUTES" default:"1440"`
 	// RetryMaxDeliveryAttempts is api__retryPolicyLimits__maxDeliveryAttempts.
-	// By default it is the largest count the original module's contract
-	// could hold (a 32-bit int): its documentation stores 50, and no
-	// limit of its own is documented for the edge module
-	// (docs/design.md#the-original-modules-examples). The Kubernetes broker
-	// logs 30, which setting it restores.
-	RetryMaxDeliveryAttempts int `envconfig:"API__RETRYPOLICYLIMITS__MAXDELIVERYATTEMPTS" default:"2147483647"`
+	RetryMaxDeliveryAttempts int `envconfig:"API__RETRYPOLICYLIMITS__MAXDELIVERYATTEMPTS" default:"30"`
 	// MaxTopicNameLength is api__maxTopicNameLength.
 	MaxTopicNameLength int `envconfig:"API__MAXTOPICNAMELENGTH" default:"128"`
 	// MaxContentLength is api__maxContentLengthInBytes.

@@ -81,7 +81,7 @@ var specDefaults = config.Config{
 	MaxPreferredBatchSizeKBLimit:         1033,
 	RetryMinExpirationMinutes:            1,
 	RetryMaxExpirationMinutes:            1440,
-	RetryMaxDeliveryAttempts:             2147483647, // docs/design.md#the-original-modules-examples
+	RetryMaxDeliveryAttempts:             30,
 	MaxTopicNameLength:                   128,
 	MaxContentLength:                     1058576,
 	RequestTimeoutSeconds:                30,

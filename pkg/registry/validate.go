@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"fmt"
-	"math"
 	"net"
 	"net/url"
 	"slices"
@@ -60,7 +59,7 @@ func DefaultOptions() Options {
 		Filter:                   filter.DefaultLimits,
 		MinExpiryMinutes:         1,
 		MaxExpiryMinutes:         1440,
-		MaxDeliveryAttempts:      math.MaxInt32, // docs/design.md#the-original-modules-examples
+		MaxDeliveryAttempts:      30,
 		MaxEventsPerBatch:        50,
 		MaxPreferredBatchSizeKB:  1033,
 		WebhookHTTPSOnly:         true,

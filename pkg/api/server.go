@@ -135,7 +135,7 @@ type Server struct {
 	log       zerolog.Logger
 	echo      *echo.Echo
 	authLog   logLimiter
-	bodies    budget       // bytes of request bodies being read
+	bodies    byteBudget   // bytes of request bodies being read
 	answers   answerSet    // receive answers being written
 	streams   atomic.Int64 // event streams open
 	// closing is done once Close has begun: receives still waiting for

@@ -167,8 +167,11 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Su
 
 // queueFull adds the Retry-After advice to a queue-full error.
 func (s *Server) queueFull(err error) error {
-	return &retryAfterError{err: err, seconds: int(math.Ceil(s.opts.RetryAfter.Seconds()))}
+	return &retryAfterError{err: err, seconds: s.retryAfterSeconds()}
 }
+
+// retryAfterSeconds is the Retry-After of a refusal for full queues.
+func (s *Server) retryAfterSeconds() int { return int(math.Ceil(s.opts.RetryAfter.Seconds())) }
 
 // publishScratch is the memory one publish request reuses from an earlier
 // one: its Event structs. The publisher keeps only the events' bodies, so

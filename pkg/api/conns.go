@@ -60,7 +60,6 @@ type connSet struct {
 	refusals   sync.WaitGroup
 	refused    atomic.Int64 // refusals since the last log line
 	lastLogged atomic.Int64 // Unix ns of the last log line about refusals
-	evicted    atomic.Int64 // idle connections closed for a new one
 }
 
 // connInfo is what the set knows of a connection: its state, and since
@@ -101,7 +100,6 @@ func (s *connSet) admit(c net.Conn) bool {
 		}
 		delete(s.conns, victim)
 		defer func() { _ = victim.Close() }()
-		s.evicted.Add(1)
 	}
 	s.conns[c] = &connInfo{state: http.StateNew, since: now}
 	s.mu.Unlock()

@@ -368,6 +368,7 @@ func apiOptions(cfg config.Config) api.Options {
 		ReceiveGrace:         receiveGrace(cfg),
 		MaxEventStreams:      cfg.MaxEventStreams,
 		EventStreamHeartbeat: time.Duration(cfg.EventStreamHeartbeatSeconds) * time.Second,
+		MaxConnections:       cfg.MaxConnections,
 	}
 }
 

@@ -66,8 +66,8 @@ func TestBudget_BrokerWideWhateverTheMode(t *testing.T) {
 	if v, _ := s.value("eventgrid_queued_events"); v != 0 {
 		t.Errorf("eventgrid_queued_events = %v after refusals; want 0", v)
 	}
-	if v, _ := s.value("eventgrid_publish_rejected_total"); v != 30 {
-		t.Errorf("eventgrid_publish_rejected_total = %v; want the 30 refused deliveries", v)
+	if v, _ := s.value("eventgrid_publish_rejected_total", "reason", "too_large"); v != 3 {
+		t.Errorf("eventgrid_publish_rejected_total{reason=too_large} = %v; want the 3 refused requests", v)
 	}
 	// The broker full: 8 deliveries held.
 	if code, _, msg := publishBatch(t, b, "both", "fill", 4); code != http.StatusOK {
@@ -77,6 +77,44 @@ func TestBudget_BrokerWideWhateverTheMode(t *testing.T) {
 		code, retry, msg := publishBatch(t, b, topic, "more", 1)
 		if code != http.StatusServiceUnavailable || retry == "" || !strings.Contains(msg, "The broker holds its limit") {
 			t.Errorf("%s with the broker full: %d Retry-After %q %q; want 503 with Retry-After", topic, code, retry, msg)
+		}
+	}
+	if v, _ := mustScrape(t, b.URL).value("eventgrid_publish_rejected_total", "reason", "broker_full"); v != 3 {
+		t.Errorf("eventgrid_publish_rejected_total{reason=broker_full} = %v; want the 3 refused requests", v)
+	}
+}
+
+// TestBudget_NeverFitsBelowBodySize: with broker__maxQueuedBytes below
+// api__maxContentLengthInBytes, a request whose body alone is more than
+// the broker ever queues gets 413 without Retry-After, naming the key, on
+// an empty broker, push or queue, before its body is read (503 would have
+// its publisher retry it for ever); one that fits only later gets 503 with
+// Retry-After. Every refusal counts in eventgrid_publish_rejected_total
+// with its reason, the broker-wide ones refused before the body is read
+// too.
+func TestBudget_NeverFitsBelowBodySize(t *testing.T) {
+	b := startBroker(t, merge(devEnv(), "metrics__reporterType", "prometheus", "broker__backoffIntervals", "1h,1h",
+		"broker__maxQueuedBytes", "300000", "broker__maxQueuedBytesPerSubscription", "300000",
+		"broker__publishHoldInMilliseconds", "0"))
+	budgetTopics(t, b, 1)
+	for _, topic := range []string{"push", "queue", "both"} {
+		code, retry, msg := publishBatch(t, b, topic, "big", 2000) // 2000 events of 200 bytes: about 400 KB
+		if code != http.StatusRequestEntityTooLarge || retry != "" || !strings.Contains(msg, "broker__maxQueuedBytes 300000") {
+			t.Errorf("%s, 400 KB on an empty broker of 300 KB: %d Retry-After %q %q; want 413 naming broker__maxQueuedBytes", topic, code, retry, msg)
+		}
+	}
+	// 200 KB held for the dead subscriber: another 200 KB fits only later.
+	if code, _, msg := publishBatch(t, b, "push", "fill", 1000); code != http.StatusOK {
+		t.Fatalf("filling the broker: %d %s", code, msg)
+	}
+	code, retry, msg := publishBatch(t, b, "push", "more", 1000)
+	if code != http.StatusServiceUnavailable || retry == "" || !strings.Contains(msg, "broker__maxQueuedBytes 300000") {
+		t.Errorf("200 KB with 200 KB of 300 KB held: %d Retry-After %q %q; want 503 with Retry-After naming the bound", code, retry, msg)
+	}
+	s := mustScrape(t, b.URL)
+	for reason, want := range map[string]float64{"too_large": 3, "broker_full": 1, "subscription_full": 0, "bodies_in_flight": 0} {
+		if v, ok := s.value("eventgrid_publish_rejected_total", "reason", reason); !ok || v != want {
+			t.Errorf("eventgrid_publish_rejected_total{reason=%s} = %v (%v); want %v", reason, v, ok, want)
 		}
 	}
 }

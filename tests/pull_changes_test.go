@@ -134,8 +134,8 @@ func TestPull_QueueFullCounted(t *testing.T) {
 	if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" {
 		t.Fatalf("publish into a full share: %d %s", code, body)
 	}
-	if v, _ := mustScrape(t, b.URL).value("eventgrid_publish_rejected_total"); v != 1 {
-		t.Fatalf("eventgrid_publish_rejected_total = %v; want 1", v)
+	if v, _ := mustScrape(t, b.URL).value("eventgrid_publish_rejected_total", "reason", "subscription_full"); v != 1 {
+		t.Fatalf("eventgrid_publish_rejected_total{reason=subscription_full} = %v; want 1", v)
 	}
 }
 

@@ -3,6 +3,7 @@ package tests_test
 import (
 	"bufio"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ type sseStream struct {
 	events   []sseEvent
 	comments int
 	ended    bool
+	err      error // why the reading stopped, nil at the end of the answer
 }
 
 // openStream opens the event stream at url (with the API version) and
@@ -41,16 +43,45 @@ func openStream(t *testing.T, url string, read bool) *sseStream {
 	return s
 }
 
+// openStreamFrom is openStream from the loopback address from (such as
+// 127.0.0.2): to the broker, another client.
+func openStreamFrom(t *testing.T, url string, read bool, from string) *sseStream {
+	t.Helper()
+	s, code := dialStreamFrom(t, url, read, from)
+	if s == nil {
+		t.Fatalf("GET %s from %s = %d", url, from, code)
+	}
+	return s
+}
+
 // dialStream is openStream that returns the status instead of failing when
 // the broker refuses the stream.
 func dialStream(t *testing.T, url string, read bool) (*sseStream, int) {
+	t.Helper()
+	return dialStreamFrom(t, url, read, "")
+}
+
+// clientFrom returns an HTTP client whose connections come from the
+// loopback address from; "" is http.DefaultClient.
+func clientFrom(t *testing.T, from string) *http.Client {
+	if from == "" {
+		return http.DefaultClient
+	}
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	tr := &http.Transport{DialContext: d.DialContext}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// dialStreamFrom is dialStream from the loopback address from ("": any).
+func dialStreamFrom(t *testing.T, url string, read bool, from string) (*sseStream, int) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"?"+apiVersion, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := clientFrom(t, from).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +128,17 @@ func (s *sseStream) resume() {
 			s.mu.Unlock()
 		}
 		s.mu.Lock()
-		s.ended = true
+		s.ended, s.err = true, sc.Err()
 		s.mu.Unlock()
 	}()
+}
+
+// endedCleanly reports whether the stream has ended, and whether it ended
+// as an answer does, rather than cut off.
+func (s *sseStream) endedCleanly() (ended, clean bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended, s.ended && s.err == nil
 }
 
 // snapshot returns the events read so far, the comments, and whether the

@@ -56,7 +56,12 @@ func TestPublish_NoSubscriptionsNeverFull(t *testing.T) {
 	}
 }
 
-// admitFunc adapts a function to api.Admitter.
+// admitFunc adapts a function to api.Admitter: false is the broker full.
 type admitFunc func(ctx context.Context, bytes int64) bool
 
-func (f admitFunc) Admit(ctx context.Context, bytes int64) bool { return f(ctx, bytes) }
+func (f admitFunc) Admit(ctx context.Context, bytes int64) error {
+	if f(ctx, bytes) {
+		return nil
+	}
+	return eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events; retry later.")
+}

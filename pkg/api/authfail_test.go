@@ -23,6 +23,7 @@ type authMetrics struct {
 
 func (m *authMetrics) Published(string, int, time.Duration, int, int) {}
 func (m *authMetrics) TopicDeleted(string)                            {}
+func (m *authMetrics) Rejected(string)                                {}
 func (m *authMetrics) AuthFailed(reason string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

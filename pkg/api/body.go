@@ -159,16 +159,17 @@ func (s *Server) readError(err error, declared, got int64) error {
 // bodiesBusy is the refusal of a body that would take the memory held by
 // request bodies being read past its budget.
 func (s *Server) bodiesBusy() error {
-	return s.queueFull(eventgrid.Errorf(eventgrid.EUnavailable, "The broker is reading its limit of request bodies (api__maxBodyBytesInFlight %d bytes); retry later.", s.opts.MaxBodyBytesInFlight))
+	return s.queueFull(&eventgrid.Refusal{Reason: eventgrid.RefusedBodiesInFlight, Err: eventgrid.Errorf(eventgrid.EUnavailable,
+		"The broker is reading its limit of request bodies (api__maxBodyBytesInFlight %d bytes); retry later.", s.opts.MaxBodyBytesInFlight)})
 }
 
-// budget counts bytes against a limit; a limit of 0 or less never refuses.
-type budget struct {
+// byteBudget counts bytes against a limit; a limit of 0 or less never refuses.
+type byteBudget struct {
 	limit int64
 	used  atomic.Int64
 }
 
-func (b *budget) take(n int64) bool {
+func (b *byteBudget) take(n int64) bool {
 	if n <= 0 {
 		return true
 	}
@@ -179,7 +180,7 @@ func (b *budget) take(n int64) bool {
 	return true
 }
 
-func (b *budget) give(n int64) {
+func (b *byteBudget) give(n int64) {
 	if n > 0 {
 		b.used.Add(-n)
 	}

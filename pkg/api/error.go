@@ -40,10 +40,14 @@ func envelopeJSON(e envelope) []byte {
 }
 
 // retryAfterError is returned by the publish path when the broker's queues
-// are full; the error handler adds the Retry-After header.
+// are full; the error handler adds the Retry-After header, and
+// Connection: close when closeConn is set: a refusal for a limit of what
+// waits or streams, whose client should not keep its connection open
+// meanwhile (docs/api.md#connections).
 type retryAfterError struct {
-	err     error
-	seconds int
+	err       error
+	seconds   int
+	closeConn bool
 }
 
 func (e *retryAfterError) Error() string { return e.err.Error() }
@@ -95,6 +99,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	var ra *retryAfterError
 	if errors.As(err, &ra) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(ra.seconds))
+		if ra.closeConn {
+			c.Response().Header().Set(echo.HeaderConnection, "close")
+		}
 	}
 	body := envelope{Error: envelopeError{
 		Code:    eventgrid.StatusName(status),

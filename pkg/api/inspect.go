@@ -35,15 +35,6 @@ func (s *Server) inspectionRoutes(edge echo.MiddlewareFunc) {
 	s.handle(http.MethodPost, sub+":retryNow", s.retryNow, requireAction, edge)
 }
 
-// maxPeekBytes bounds the events of one peek's answer.
-const maxPeekBytes = 4 << 20
-
-type peekAnswer struct {
-	Value     []peekedEvent `json:"value"`
-	Total     int           `json:"total"`
-	Truncated bool          `json:"truncated"`
-}
-
 type peekedEvent struct {
 	Event         json.RawMessage `json:"event"`
 	DeliveryState deliveryState   `json:"deliveryState"`
@@ -58,7 +49,9 @@ type deliveryState struct {
 }
 
 // peek answers GET …/eventSubscriptions/{s}/events?top=N: the events the
-// subscription holds, oldest first, untouched (docs/console.md#peek).
+// subscription holds, oldest first, untouched (docs/console.md#peek):
+// {"value":[{"event":…,"deliveryState":…},…],"total":n,"truncated":b},
+// written as it is read (jsonlist.go).
 func (s *Server) peek(c echo.Context) error {
 	top, err := intQuery(c, "top", 100, 1, 1000)
 	if err != nil {
@@ -75,40 +68,55 @@ func (s *Server) peek(c echo.Context) error {
 	if !ok {
 		return vanished(sub)
 	}
-	out := peekAnswer{Value: make([]peekedEvent, 0, len(p.Events)), Total: p.Total}
-	size := 0
+	l := startList(c, "value")
+	size, truncated := 0, false
 	for _, w := range p.Events {
-		if size += len(w.Body); size > maxPeekBytes {
-			out.Truncated = true
+		if size += len(w.Body); size > inspect.MaxPeekBytes {
+			truncated = true
 			break
 		}
-		out.Value = append(out.Value, peekedEvent{Event: w.Body, DeliveryState: deliveryState{
-			Queue: w.Queue, Attempts: w.Attempts, EnqueuedTime: inspect.FormatTime(w.Enqueued),
-			NextAttemptTime: inspect.FormatTime(w.Next), LastError: w.LastError,
-		}})
+		ds := deliveryState{Queue: w.Queue, Attempts: w.Attempts, EnqueuedTime: inspect.FormatTime(w.Enqueued),
+			NextAttemptTime: inspect.FormatTime(w.Next), LastError: w.LastError}
+		if !l.next() {
+			break
+		}
+		if l.pretty {
+			l.writeIndented(peekedEvent{Event: w.Body, DeliveryState: ds})
+			continue
+		}
+		l.writeString(`{"event":`)
+		l.writeCompact(w.Body)
+		l.writeString(`,"deliveryState":`)
+		l.writeJSON(ds)
+		l.writeString("}")
 	}
-	return c.JSON(http.StatusOK, out)
+	s.logCut(c, l.end(member("total", p.Total), member("truncated", truncated)))
+	return nil
 }
 
-type failuresAnswer struct {
-	Value []failure `json:"value"`
-	Total int64     `json:"total"`
-}
-
+// failure is an entry of the given-up list: the members before its event,
+// whose JSON is written after them (failed).
 type failure struct {
-	Time           string          `json:"time"`
-	Outcome        string          `json:"outcome"`
-	Reason         string          `json:"reason"`
-	Attempts       int             `json:"attempts"`
-	LastError      string          `json:"lastError,omitempty"`
-	LastStatusCode int             `json:"lastStatusCode,omitempty"`
-	EventID        string          `json:"eventId,omitempty"`
-	EventBytes     int             `json:"eventBytes"`
-	Event          json.RawMessage `json:"event,omitempty"`
+	Time           string `json:"time"`
+	Outcome        string `json:"outcome"`
+	Reason         string `json:"reason"`
+	Attempts       int    `json:"attempts"`
+	LastError      string `json:"lastError,omitempty"`
+	LastStatusCode int    `json:"lastStatusCode,omitempty"`
+	EventID        string `json:"eventId,omitempty"`
+	EventBytes     int    `json:"eventBytes"`
+}
+
+// failureWithEvent is a failure and its event, indented whole (?pretty).
+type failureWithEvent struct {
+	failure
+	Event json.RawMessage `json:"event,omitempty"`
 }
 
 // failures answers GET …/eventSubscriptions/{s}/failures?top=N: the latest
-// events the broker gave up on, newest first (docs/console.md#given-up).
+// events the broker gave up on, newest first (docs/console.md#given-up):
+// {"value":[{…,"event":…},…],"total":n}, written as it is read
+// (jsonlist.go).
 func (s *Server) failures(c echo.Context) error {
 	top, err := intQuery(c, "top", 100, 1, 1000)
 	if err != nil {
@@ -119,19 +127,46 @@ func (s *Server) failures(c echo.Context) error {
 		return err
 	}
 	fs, total := rec.Failures(top)
-	out := failuresAnswer{Value: make([]failure, 0, len(fs)), Total: total}
+	l := startList(c, "value")
 	for _, f := range fs {
 		outcome := inspect.OutcomeDropped
 		if f.DeadLettered {
 			outcome = inspect.OutcomeDeadLettered
 		}
-		out.Value = append(out.Value, failure{
+		head := failure{
 			Time: inspect.FormatTime(f.Time), Outcome: outcome, Reason: f.Reason, Attempts: f.Attempts,
 			LastError: f.LastError, LastStatusCode: f.LastStatus, EventID: f.EventID, EventBytes: f.EventBytes,
-			Event: f.Body,
-		})
+		}
+		if !l.next() {
+			break
+		}
+		if l.pretty {
+			l.writeIndented(failureWithEvent{head, f.Body})
+			continue
+		}
+		if len(f.Body) == 0 {
+			l.writeJSON(head)
+			continue
+		}
+		b, err := json.Marshal(head)
+		if err != nil {
+			return err
+		}
+		l.writeBytes(b[:len(b)-1]) // without its closing brace
+		l.writeString(`,"event":`)
+		l.writeCompact(f.Body)
+		l.writeString("}")
 	}
-	return c.JSON(http.StatusOK, out)
+	s.logCut(c, l.end(member("total", total)))
+	return nil
+}
+
+// logCut logs, at debug level, an inspection answer the client did not
+// read whole.
+func (s *Server) logCut(c echo.Context, err error) {
+	if err != nil {
+		s.log.Debug().Err(err).Str("path", c.Request().URL.Path).Msg("an inspection answer was cut off before the client read it")
+	}
 }
 
 // retryNow answers POST …/eventSubscriptions/{s}:retryNow

@@ -15,9 +15,15 @@ type Metrics interface {
 	// AuthFailed reports a request refused with 401 or 403; reason is the
 	// kind of refusal (package auth's Fail* kinds, or UnknownAuthFailure).
 	AuthFailed(reason string)
+	// Rejected reports a publish request the API itself refused for room
+	// (eventgrid.RefusedBodiesInFlight); those the budget refuses are the
+	// dispatcher's to report.
+	Rejected(reason string)
 }
 
 type nopMetrics struct{}
+
+func (nopMetrics) Rejected(string) {}
 
 func (nopMetrics) Published(string, int, time.Duration, int, int) {}
 func (nopMetrics) TopicDeleted(string)                            {}

@@ -131,12 +131,22 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Su
 	// rules on every route.
 	asOriginal := route.asOriginal() && mt == mediaJSON && !binary
 	// A topic without subscriptions queues nothing, so it is never refused
-	// for a full broker.
-	if s.opts.Admitter != nil && subs.Any && !s.opts.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)) {
-		return 0, 0, s.queueFull(eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events while subscribers catch up; retry later."))
+	// for a full broker. One whose body alone is more than the broker ever
+	// queues gets 413, however empty the broker: 503 would have the
+	// publisher retry it for ever.
+	if s.opts.Admitter != nil && subs.Any {
+		if err := s.opts.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)); err != nil {
+			if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
+				err = s.queueFull(err)
+			}
+			return 0, 0, err
+		}
 	}
 	body, release, err := s.readPooledBody(c)
 	if err != nil {
+		if reason := eventgrid.RefusalReason(err); reason != "" {
+			s.opts.Metrics.Rejected(reason)
+		}
 		return 0, 0, err
 	}
 	// The events keep nothing of the body, but it stays counted against
@@ -189,8 +199,11 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Su
 
 // queueFull adds the Retry-After advice to a queue-full error.
 func (s *Server) queueFull(err error) error {
-	return &retryAfterError{err: err, seconds: int(math.Ceil(s.opts.RetryAfter.Seconds()))}
+	return &retryAfterError{err: err, seconds: s.retryAfterSeconds()}
 }
+
+// retryAfterSeconds is the Retry-After of a refusal for full queues.
+func (s *Server) retryAfterSeconds() int { return int(math.Ceil(s.opts.RetryAfter.Seconds())) }
 
 // publishScratch is the memory one publish request reuses from an earlier
 // one: its Event structs. The publisher keeps only the events' bodies, so

@@ -43,7 +43,10 @@ func (s *Server) receive(c echo.Context) error {
 	got, err := s.waitingReceive(c.Request().Context(), sub, maxEvents, wait)
 	if err != nil {
 		if eventgrid.ErrorCode(err) == eventgrid.EUnavailable {
-			return s.queueFull(err) // too many receives wait: Retry-After
+			// Too many receives wait: Retry-After, and the connection
+			// closes, so that the clients refused do not hold
+			// connections open meanwhile.
+			return &retryAfterError{err: err, seconds: s.retryAfterSeconds(), closeConn: true}
 		}
 		return err
 	}

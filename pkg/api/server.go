@@ -14,6 +14,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
+
+	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
 // Options configure the API.
@@ -101,6 +103,15 @@ type Options struct {
 	// EventStreamHeartbeat is how often an idle event stream gets a
 	// keep-alive comment; zero means DefaultEventStreamHeartbeat.
 	EventStreamHeartbeat time.Duration
+	// MaxConnections bounds the client connections open at once, across
+	// the listeners (api__maxConnections, see conns.go); zero means
+	// DefaultMaxConnections.
+	MaxConnections int
+	// StopGrace is how long Close keeps a connection that is idle, or has
+	// not sent its request yet, open for a request already on its way
+	// (answered 503 with Connection: close) before it closes it; zero
+	// means DefaultStopGrace, negative closes them at once.
+	StopGrace time.Duration
 }
 
 // DefaultPublicHost is the module name Microsoft's documentation addresses
@@ -123,6 +134,7 @@ func DefaultOptions() Options {
 		RetryAfter:           10 * time.Second,
 		MaxEventStreams:      32,
 		EventStreamHeartbeat: DefaultEventStreamHeartbeat,
+		MaxConnections:       DefaultMaxConnections,
 	}
 }
 
@@ -135,19 +147,24 @@ type Server struct {
 	log       zerolog.Logger
 	echo      *echo.Echo
 	authLog   logLimiter
-	bodies    budget       // bytes of request bodies being read
-	answers   answerSet    // receive answers being written
-	streams   atomic.Int64 // event streams open
-	// closing is done once Close has begun: receives still waiting for
-	// events end at once, with none.
+	bodies    byteBudget // bytes of request bodies being read
+	answers   answerSet  // receive answers being written
+	streams   streamSet  // event streams open
+	conns     *connSet   // client connections open
+	// stopping is set once Close has begun: every answer written from then
+	// on closes its connection, and a request read from then on is
+	// answered 503. closing is done then too: receives still waiting for
+	// events end at once, with none, and event streams end.
+	stopping     atomic.Bool
 	closing      context.Context
 	closeWaiting context.CancelFunc
 
-	mu      sync.Mutex
-	servers []*http.Server
-	baseURL string // of topics' endpoints, from the first HTTPS listener, else the first HTTP one
-	tlsBase bool   // baseURL is the HTTPS listener's
-	wg      sync.WaitGroup
+	mu        sync.Mutex
+	servers   []*http.Server
+	listeners []*boundedListener
+	baseURL   string // of topics' endpoints, from the first HTTPS listener, else the first HTTP one
+	tlsBase   bool   // baseURL is the HTTPS listener's
+	wg        sync.WaitGroup
 }
 
 // New builds the API over the topics and subscriptions it manages and the
@@ -168,6 +185,12 @@ func New(opts Options, res Resources, pub Publisher, logger zerolog.Logger) *Ser
 	if opts.EventStreamHeartbeat <= 0 {
 		opts.EventStreamHeartbeat = DefaultEventStreamHeartbeat
 	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = DefaultStopGrace
+	}
 	s := &Server{
 		authLog:   logLimiter{interval: opts.AuthFailureLogInterval},
 		opts:      opts,
@@ -179,8 +202,9 @@ func New(opts Options, res Resources, pub Publisher, logger zerolog.Logger) *Ser
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Pre(canonicalPath, trackBody)
+	e.Pre(s.refuseWhileStopping, canonicalPath, trackBody)
 	s.echo = e
+	s.conns = newConnSet(opts.MaxConnections, s.log)
 	s.bodies.limit = opts.MaxBodyBytesInFlight
 	s.closing, s.closeWaiting = context.WithCancel(context.Background())
 	s.routes()
@@ -188,7 +212,56 @@ func New(opts Options, res Resources, pub Publisher, logger zerolog.Logger) *Ser
 }
 
 // Handler returns the API as an http.Handler.
-func (s *Server) Handler() http.Handler { return s.echo }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// serveHTTP serves a request with the echo router, through a writer that
+// makes every answer written once Close has begun close its connection.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	s.echo.ServeHTTP(&stopWriter{ResponseWriter: w, stopping: &s.stopping}, r)
+}
+
+// stopWriter adds Connection: close to an answer whose head is written
+// once the broker stops, even one whose request came before (a receive
+// that waited for events): its client then opens a new connection, to
+// another instance, instead of sending its next request down one the
+// broker is about to close.
+type stopWriter struct {
+	http.ResponseWriter
+	stopping *atomic.Bool
+	wrote    bool
+}
+
+func (w *stopWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		if w.stopping.Load() {
+			w.Header().Set(echo.HeaderConnection, "close")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *stopWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the connection's writer.
+func (w *stopWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// refuseWhileStopping answers 503 with Retry-After to a request read once
+// Close has begun, before anything else; its answer closes the connection.
+func (s *Server) refuseWhileStopping(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.stopping.Load() {
+			return &retryAfterError{seconds: s.retryAfterSeconds(), closeConn: true,
+				err: eventgrid.Errorf(eventgrid.EUnavailable, "The broker is stopping; retry later, or with another instance.")}
+		}
+		return next(c)
+	}
+}
 
 // Open listens on addr, with TLS when tlsConfig is not nil, and serves the
 // API there until Close. It returns the bound address (useful with port 0).
@@ -199,7 +272,8 @@ func (s *Server) Open(addr string, tlsConfig *tls.Config) (net.Addr, error) {
 		return nil, fmt.Errorf("api: listen on %s: %w", addr, err)
 	}
 	srv := &http.Server{
-		Handler:           s.echo,
+		Handler:           s.Handler(),
+		ConnState:         s.conns.setState,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		ReadTimeout:       s.opts.RequestTimeout,
 		WriteTimeout:      s.opts.RequestTimeout + 5*time.Second,
@@ -211,8 +285,10 @@ func (s *Server) Open(addr string, tlsConfig *tls.Config) (net.Addr, error) {
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
+	bl := &boundedListener{Listener: ln, set: s.conns}
 	s.mu.Lock()
 	s.servers = append(s.servers, srv)
+	s.listeners = append(s.listeners, bl)
 	if s.baseURL == "" || (tlsConfig != nil && !s.tlsBase) {
 		s.baseURL, s.tlsBase = publicBaseURL(s.opts.PublicHost, tlsConfig != nil, ln.Addr()), tlsConfig != nil
 	}
@@ -220,7 +296,7 @@ func (s *Server) Open(addr string, tlsConfig *tls.Config) (net.Addr, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(bl); err != nil && !errors.Is(err, http.ErrServerClosed) && !s.stopping.Load() {
 			s.log.Error().Err(err).Str("addr", ln.Addr().String()).Msg("listener stopped")
 		}
 	}()
@@ -265,26 +341,42 @@ func serverHeaderBytes(limit int) int {
 	return max(limit-headerSlack, 1)
 }
 
-// Close stops accepting connections and waits for in-flight requests until
-// ctx is done, then closes what remains. Receives still waiting for events
-// answer at once, with none, and event streams end; receive answers still
-// being written after Options.ReceiveGrace are cut. It returns an error when requests were
-// still in flight when ctx was done.
+// Close stops the API within ctx (docs/delivery.md#stopping): it stops
+// accepting connections (new ones are refused), answers every request it
+// has read, and closes each connection once it is done with it.
+//
+// From the start of Close, every answer written closes its connection
+// (Connection: close) and a request read is answered 503 with
+// Retry-After. Receives still waiting for events answer at once, with
+// none, and event streams end; receive answers still being written after
+// Options.ReceiveGrace are cut. A connection idle, or not yet sending a
+// request, is kept open for Options.StopGrace since the start of Close or
+// since its last answer, for a request already on its way, then closed.
+// What is still open when ctx is done is closed, and Close returns an
+// error.
 func (s *Server) Close(ctx context.Context) error {
+	stopped := time.Now()
+	s.stopping.Store(true)
+	s.mu.Lock()
+	servers, listeners := s.servers, s.listeners
+	s.servers, s.listeners = nil, nil
+	s.mu.Unlock()
+	for _, l := range listeners {
+		_ = l.Close()
+	}
 	s.closeWaiting()
 	cut := time.AfterFunc(max(s.opts.ReceiveGrace, 0), s.answers.cutAll)
 	defer cut.Stop()
-	s.mu.Lock()
-	servers := s.servers
-	s.servers = nil
-	s.mu.Unlock()
 	var errs []error
+	if err := s.conns.drain(ctx, stopped, max(s.opts.StopGrace, 0)); err != nil {
+		errs = append(errs, fmt.Errorf("api: %d connections still open at the stop timeout: %w", s.conns.open(), err))
+	}
 	for _, srv := range servers {
 		if err := srv.Shutdown(ctx); err != nil {
-			errs = append(errs, err)
 			_ = srv.Close()
 		}
 	}
+	s.conns.closeAll()
 	s.wg.Wait()
 	return errors.Join(errs...)
 }

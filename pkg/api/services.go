@@ -36,10 +36,12 @@ type Publisher interface {
 
 // Admitter tells, before a publish body is read, whether a request of
 // about bytes bytes could be held (the dispatcher, over the broker's
-// budget). While the broker is full it may hold the request for room, as
-// Publish may (docs/delivery.md#bounded-queues), until ctx is done.
+// budget): nil when it could, EQueueFull when it could not now, and
+// EPayloadTooLarge when it never could, however empty the broker. While
+// the broker is full it may hold the request for room, as Publish may
+// (docs/delivery.md#bounded-queues), until ctx is done.
 type Admitter interface {
-	Admit(ctx context.Context, bytes int64) bool
+	Admit(ctx context.Context, bytes int64) error
 }
 
 // Status reports a subscription's deliveryStatus (the dispatcher), nil

@@ -2,8 +2,10 @@ package api
 
 import (
 	"bytes"
+	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -41,35 +43,101 @@ func (s *Server) deliveries(c echo.Context) error {
 		eventgrid.Errorf(eventgrid.ESubscriptionMissing, "Event subscription %q does not exist in topic %q.", sub.Name, sub.Topic))
 }
 
+// streamSet counts the event streams open, across the broker and by
+// client (the address a connection comes from).
+type streamSet struct {
+	mu       sync.Mutex
+	open     int
+	byClient map[string]int
+}
+
+// take opens a stream for client, within limit across the broker and half
+// of it (at least one) for one client; it returns the refusal, naming the
+// bound, when the stream would pass either.
+func (ss *streamSet) take(client string, limit int) error {
+	share := max(limit/2, 1)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	switch {
+	case ss.open >= limit:
+		return &retryAfterError{seconds: streamRetryAfter, closeConn: true, err: eventgrid.Errorf(eventgrid.ETooManyStreams,
+			"At most %d event streams may be open at once (api__maxEventStreams).", limit)}
+	case ss.byClient[client] >= share:
+		return &retryAfterError{seconds: streamRetryAfter, closeConn: true, err: eventgrid.Errorf(eventgrid.ETooManyStreams,
+			"One client may hold at most %d of the %d event streams (half of api__maxEventStreams); this client holds them already.", share, limit)}
+	}
+	if ss.byClient == nil {
+		ss.byClient = map[string]int{}
+	}
+	ss.open++
+	ss.byClient[client]++
+	return nil
+}
+
+// give closes a stream of client.
+func (ss *streamSet) give(client string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.open--
+	if ss.byClient[client]--; ss.byClient[client] <= 0 {
+		delete(ss.byClient, client)
+	}
+}
+
+// clientOf is who a request comes from, for the streams' share: the host
+// of its connection's remote address.
+func clientOf(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
 // serveStream answers with the stream open returns, as Server-Sent Events,
 // until the client goes, the stream ends (its topic or subscription was
-// deleted) or the server closes. gone is the answer when open finds
-// nothing to stream: what was asked for has just been deleted.
+// deleted), the server closes, or the stream has lasted one and a half
+// times the request timeout. gone is the answer when open finds nothing
+// to stream: what was asked for has just been deleted.
+//
+// Whether a client reads a stream cannot be told while what is written
+// fits the connection's buffers, as heartbeats on a quiet topic do for
+// hours: so every stream ends, cleanly, after 1.5 × the request timeout,
+// and one whose last writes the client does not take is cut at twice the
+// timeout. A reader reconnects (the console does); one that reads nothing
+// gives its place back in time (docs/console.md#live-tail).
 func (s *Server) serveStream(c echo.Context, open func() *inspect.Stream, gone error) error {
-	if n := s.streams.Add(1); n > int64(s.opts.MaxEventStreams) {
-		s.streams.Add(-1)
-		return &retryAfterError{seconds: streamRetryAfter, err: eventgrid.Errorf(eventgrid.ETooManyStreams,
-			"At most %d event streams may be open at once (api__maxEventStreams).", s.opts.MaxEventStreams)}
+	client := clientOf(c.Request())
+	if err := s.streams.take(client, s.opts.MaxEventStreams); err != nil {
+		return err
 	}
-	defer s.streams.Add(-1)
+	defer s.streams.give(client)
 	st := open()
 	if st == nil {
 		return gone
 	}
 	defer st.Close()
+	timeout := s.streamTimeout()
+	start := time.Now()
+	end := time.NewTimer(timeout * 3 / 2)
+	defer end.Stop()
+	cut := start.Add(2 * timeout)
 	w := c.Response()
 	rc := http.NewResponseController(w)
 	// A stream outlasts the server's read and write timeouts: no read
 	// deadline (an expired one would cancel the request), and a write
-	// deadline for each write, so that a client that stops reading is
-	// cut off rather than holding a goroutine for ever.
+	// deadline for each write, at most the stream's cut, so that a client
+	// that stops reading is cut off rather than holding a goroutine and a
+	// stream's place.
 	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
 	h.Set(echo.HeaderCacheControl, "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	// The connection ends with the stream: a reader reconnects, and one
+	// that reads nothing keeps no idle connection.
+	h.Set(echo.HeaderConnection, "close")
 	w.WriteHeader(http.StatusOK)
-	if s.writeStream(rc, w, nil) != nil {
+	if s.writeStream(rc, w, nil, cut) != nil {
 		return nil
 	}
 	beat := time.NewTicker(s.opts.EventStreamHeartbeat)
@@ -86,6 +154,8 @@ func (s *Server) serveStream(c echo.Context, open func() *inspect.Stream, gone e
 			return nil
 		case <-s.closing.Done():
 			return nil
+		case <-end.C:
+			return nil
 		case <-beat.C:
 			// Items skipped beyond the stream's rate are told at once,
 			// not with the next item.
@@ -99,19 +169,29 @@ func (s *Server) serveStream(c echo.Context, open func() *inspect.Stream, gone e
 			buf = appendItems(buf[:0], items, dropped)
 			clear(items)
 		}
-		if s.writeStream(rc, w, buf) != nil || ended {
+		if s.writeStream(rc, w, buf, cut) != nil || ended {
 			return nil
 		}
 	}
 }
 
-// writeStream writes b and flushes it, within the request timeout.
-func (s *Server) writeStream(rc *http.ResponseController, w http.ResponseWriter, b []byte) error {
-	timeout := s.opts.RequestTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
+// streamTimeout is the request timeout that bounds an event stream's
+// writes and its life.
+func (s *Server) streamTimeout() time.Duration {
+	if s.opts.RequestTimeout <= 0 {
+		return 30 * time.Second
 	}
-	_ = rc.SetWriteDeadline(time.Now().Add(timeout))
+	return s.opts.RequestTimeout
+}
+
+// writeStream writes b and flushes it, within the request timeout and
+// before cut.
+func (s *Server) writeStream(rc *http.ResponseController, w http.ResponseWriter, b []byte, cut time.Time) error {
+	deadline := time.Now().Add(s.streamTimeout())
+	if deadline.After(cut) {
+		deadline = cut
+	}
+	_ = rc.SetWriteDeadline(deadline)
 	if len(b) > 0 {
 		if _, err := w.Write(b); err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 //     broker, gets EPayloadTooLarge, naming the bound (and the subscription);
 //   - one that does not fit now gets EQueueFull, naming the subscription
 //     whose share is full when that is why;
+//   - either error is a *eventgrid.Refusal, which says why;
 //   - otherwise its room is taken, from every share and broker-wide, and the
 //     returned Hold gives it back, delivery by delivery.
 //
@@ -45,14 +46,14 @@ func (b *Budget) Reserve(events, bytes int64, accepted time.Time, claims []Claim
 // shareFull is the EQueueFull of a request that does not fit c's share.
 func (b *Budget) shareFull(c Claim) error {
 	l := &b.limits
-	return eventgrid.Errorf(eventgrid.EQueueFull, "Event subscription %s holds its share of queued events (broker__maxQueuedEventsPerSubscription %d, broker__maxQueuedBytesPerSubscription %d) while its subscriber catches up; retry later.", c.Sub.Name, l.EventsPerSubscription, l.BytesPerSubscription)
+	return eventgrid.Refuse(eventgrid.RefusedSubscriptionFull, eventgrid.EQueueFull, "Event subscription %s holds its share of queued events (broker__maxQueuedEventsPerSubscription %d, broker__maxQueuedBytesPerSubscription %d) while its subscriber catches up; retry later.", c.Sub.Name, l.EventsPerSubscription, l.BytesPerSubscription)
 }
 
 // brokerFull is the EQueueFull of a request that does not fit the broker's
 // own bounds.
 func (b *Budget) brokerFull() error {
 	l := &b.limits
-	return eventgrid.Errorf(eventgrid.EQueueFull, "The broker holds its limit of queued events (broker__maxQueuedEvents %d, broker__maxQueuedBytes %d) while subscribers catch up; retry later.", l.Events, l.Bytes)
+	return eventgrid.Refuse(eventgrid.RefusedBrokerFull, eventgrid.EQueueFull, "The broker holds its limit of queued events (broker__maxQueuedEvents %d, broker__maxQueuedBytes %d) while subscribers catch up; retry later.", l.Events, l.Bytes)
 }
 
 // neverFits returns EPayloadTooLarge for a request larger than a bound it
@@ -61,16 +62,16 @@ func (b *Budget) neverFits(events, bytes int64, claims []Claim) error {
 	l := &b.limits
 	switch {
 	case events > l.Events:
-		return eventgrid.Errorf(eventgrid.EPayloadTooLarge, "The request makes %d deliveries, more than the broker ever queues (broker__maxQueuedEvents %d); send fewer events per request.", events, l.Events)
+		return eventgrid.Refuse(eventgrid.RefusedTooLarge, eventgrid.EPayloadTooLarge, "The request makes %d deliveries, more than the broker ever queues (broker__maxQueuedEvents %d); send fewer events per request.", events, l.Events)
 	case bytes > l.Bytes:
-		return eventgrid.Errorf(eventgrid.EPayloadTooLarge, "The request's events take %d bytes, more than the broker ever queues (broker__maxQueuedBytes %d); send fewer events per request.", bytes, l.Bytes)
+		return eventgrid.Refuse(eventgrid.RefusedTooLarge, eventgrid.EPayloadTooLarge, "The request's events take %d bytes, more than the broker ever queues (broker__maxQueuedBytes %d); send fewer events per request.", bytes, l.Bytes)
 	}
 	for _, c := range claims {
 		switch {
 		case c.Events > l.EventsPerSubscription:
-			return eventgrid.Errorf(eventgrid.EPayloadTooLarge, "The request makes %d deliveries to event subscription %s, more than one subscription ever queues (broker__maxQueuedEventsPerSubscription %d); send fewer events per request.", c.Events, c.Sub.Name, l.EventsPerSubscription)
+			return eventgrid.Refuse(eventgrid.RefusedTooLarge, eventgrid.EPayloadTooLarge, "The request makes %d deliveries to event subscription %s, more than one subscription ever queues (broker__maxQueuedEventsPerSubscription %d); send fewer events per request.", c.Events, c.Sub.Name, l.EventsPerSubscription)
 		case c.Bytes > l.BytesPerSubscription:
-			return eventgrid.Errorf(eventgrid.EPayloadTooLarge, "The request queues %d bytes for event subscription %s, more than one subscription ever queues (broker__maxQueuedBytesPerSubscription %d); send fewer events per request.", c.Bytes, c.Sub.Name, l.BytesPerSubscription)
+			return eventgrid.Refuse(eventgrid.RefusedTooLarge, eventgrid.EPayloadTooLarge, "The request queues %d bytes for event subscription %s, more than one subscription ever queues (broker__maxQueuedBytesPerSubscription %d); send fewer events per request.", c.Bytes, c.Sub.Name, l.BytesPerSubscription)
 		}
 	}
 	return nil

@@ -262,18 +262,28 @@ func (b *Budget) heldFull(claims []Claim) error {
 	return b.brokerFull()
 }
 
-// AdmitWithin is Admit that, while the broker's bounds are full, waits for
-// room as ReserveWithin does, while the broker has had a delivery taken
-// within the last w.Hold.
-func (b *Budget) AdmitWithin(ctx context.Context, w Wait, bytes int64) bool {
+// AdmitWithin tells, before a request's body of bytes bytes is read,
+// whether the broker could hold it: nil when it could now, or once it got
+// room. While the broker's bounds are full it waits for room as
+// ReserveWithin does, while the broker has had a delivery taken within the
+// last w.Hold; one held in vain gets EQueueFull. A body larger than
+// broker__maxQueuedBytes can never be held, however empty the broker
+// (its bytes count whole, and its converted copies besides): it gets
+// EPayloadTooLarge at once. Both errors are *eventgrid.Refusal.
+func (b *Budget) AdmitWithin(ctx context.Context, w Wait, bytes int64) error {
+	if bytes > b.limits.Bytes {
+		return eventgrid.Refuse(eventgrid.RefusedTooLarge, eventgrid.EPayloadTooLarge, "The request body of %d bytes is more than the broker ever queues (broker__maxQueuedBytes %d); send fewer events per request.", bytes, b.limits.Bytes)
+	}
 	if b.Admit(bytes) {
-		return true
+		return nil
 	}
-	if w.Hold <= 0 {
-		return false
+	if w.Hold > 0 {
+		draining := func(since int64) bool { return b.drained.Load() > since }
+		if b.hold(ctx, w, draining, &waiter{admit: true, fits: func() bool { return b.Admit(bytes) }}) {
+			return nil
+		}
 	}
-	draining := func(since int64) bool { return b.drained.Load() > since }
-	return b.hold(ctx, w, draining, &waiter{admit: true, fits: func() bool { return b.Admit(bytes) }})
+	return b.brokerFull()
 }
 
 // hold queues q for room and waits until it gets it, while draining says

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -285,27 +286,46 @@ func TestAdmitWithin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.b.AdmitWithin(context.Background(), f.wait, 10) {
-		t.Fatal("a full broker that never delivered admitted a request")
+	if err := f.b.AdmitWithin(context.Background(), f.wait, 10); eventgrid.ErrorCode(err) != eventgrid.EQueueFull || eventgrid.RefusalReason(err) != eventgrid.RefusedBrokerFull {
+		t.Fatalf("a full broker that never delivered: %v; want EQueueFull, broker_full", err)
 	}
 	h.Delivered(other.Share, 10, f.clock.Now())
-	if !f.b.AdmitWithin(context.Background(), f.wait, 10) {
-		t.Fatal("a broker with room refused a request")
+	if err := f.b.AdmitWithin(context.Background(), f.wait, 10); err != nil {
+		t.Fatalf("a broker with room refused a request: %v", err)
 	}
 	if _, err := f.b.Reserve(1, 10, time.Time{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan bool, 1)
+	done := make(chan error, 1)
 	go func() { done <- f.b.AdmitWithin(context.Background(), f.wait, 10) }()
 	f.heldFor(t, 1)
 	h.Delivered(other.Share, 10, f.clock.Now())
 	select {
-	case ok := <-done:
-		if !ok {
-			t.Fatal("the held request was refused after a delivery made room")
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the held request was refused after a delivery made room: %v", err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request is still held after a delivery made room")
+	}
+}
+
+// TestAdmitWithin_NeverFits: a body larger than the broker's bytes bound
+// gets EPayloadTooLarge at once, naming the bound, however empty the
+// broker and whatever the hold: 503 would have its publisher retry it for
+// ever. One of the bound's size is admitted.
+func TestAdmitWithin_NeverFits(t *testing.T) {
+	for _, hold := range []time.Duration{0, time.Hour} {
+		b := budget.New(budget.Limits{Bytes: 1000})
+		w := budget.Wait{Hold: hold}
+		err := b.AdmitWithin(context.Background(), w, 1001)
+		if eventgrid.ErrorCode(err) != eventgrid.EPayloadTooLarge || eventgrid.RefusalReason(err) != eventgrid.RefusedTooLarge ||
+			!strings.Contains(err.Error(), "broker__maxQueuedBytes 1000") {
+			t.Errorf("hold %v: 1001 bytes of 1000: %v; want EPayloadTooLarge naming broker__maxQueuedBytes", hold, err)
+		}
+		if err := b.AdmitWithin(context.Background(), w, 1000); err != nil {
+			t.Errorf("hold %v: 1000 bytes of 1000: %v", hold, err)
+		}
 	}
 }
 

@@ -255,6 +255,11 @@ type Config struct {
 	// api__eventStreamHeartbeatIntervalInSeconds (edgegrid extension): how
 	// often an idle event stream gets a keep-alive comment.
 	EventStreamHeartbeatSeconds int `envconfig:"API__EVENTSTREAMHEARTBEATINTERVALINSECONDS" default:"15"`
+	// MaxConnections is api__maxConnections (edgegrid extension): the
+	// client connections open at once, across the API's listeners; at the
+	// bound a new connection takes the place of the one idle the longest,
+	// or is refused with 503 when none is idle.
+	MaxConnections int `envconfig:"API__MAXCONNECTIONS" default:"2048"`
 	// ConsoleEnabled is console__enabled (edgegrid extension): whether the
 	// console page is served at /console/. The inspection API stays either
 	// way.

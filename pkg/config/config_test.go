@@ -112,6 +112,7 @@ var specDefaults = config.Config{
 	MaxFailureBytesPerSubscription:       1048576,
 	MaxEventStreams:                      32,
 	EventStreamHeartbeatSeconds:          15,
+	MaxConnections:                       2048,
 	ConsoleEnabled:                       true,
 	MaxAdvancedFilters:                   25,
 	MaxFilterValues:                      25,

@@ -130,6 +130,7 @@ var keyTable = []key{
 	{name: "broker__maxFailureBytesPerSubscription"},
 	{name: "api__maxEventStreams"},
 	{name: "api__eventStreamHeartbeatIntervalInSeconds"},
+	{name: "api__maxConnections"},
 	{name: "console__enabled"},
 	{name: "api__filterLimits__maxAdvancedFilters"},
 	{name: "api__filterLimits__maxValuesPerFilter"},

@@ -44,6 +44,10 @@ const (
 	maxHeartbeatSeconds = 300
 )
 
+// maxConnections bounds api__maxConnections: a connection holds a
+// goroutine and its buffers, tens of KB, and a file descriptor.
+const maxConnections = 1000000
+
 // intRange is the accepted range of one integer key.
 type intRange struct {
 	env      string // canonical environment name
@@ -109,6 +113,7 @@ func (c Config) intRanges() []intRange {
 		{"BROKER__MAXFAILUREBYTESPERSUBSCRIPTION", c.MaxFailureBytesPerSubscription, 0, maxFailureBytes},
 		r("API__MAXEVENTSTREAMS", c.MaxEventStreams, 0, maxEventStreams),
 		r("API__EVENTSTREAMHEARTBEATINTERVALINSECONDS", c.EventStreamHeartbeatSeconds, 1, maxHeartbeatSeconds),
+		r("API__MAXCONNECTIONS", c.MaxConnections, 1, maxConnections),
 		atLeast("API__FILTERLIMITS__MAXADVANCEDFILTERS", c.MaxAdvancedFilters, 1),
 		atLeast("API__FILTERLIMITS__MAXVALUESPERFILTER", c.MaxFilterValues, 1),
 		atLeast("API__FILTERLIMITS__MAXSTRINGLENGTH", c.MaxFilterStringLength, 1),

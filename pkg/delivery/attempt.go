@@ -251,7 +251,9 @@ func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now
 	if res.Outcome == OutcomeBusy {
 		q.ctl.overloaded(start, nowNs)
 	}
-	q.lastFailure, q.lastError = now, err.Error()
+	// The text the API shows, without the broker host's own addresses
+	// (errtext.go); the log line below keeps err as it is.
+	q.lastFailure, q.lastError = now, ErrorText(err)
 	q.noteErrorLocked(res, q.lastError)
 	b.status, b.errText = res.StatusCode, q.lastError
 	if e.opts.LogDeliveryFailure {

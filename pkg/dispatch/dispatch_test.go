@@ -91,8 +91,8 @@ func TestPublish_OneDecision(t *testing.T) {
 						t.Errorf("%s holds %d events of the refused request", s.Name, n)
 					}
 				}
-				if n := b.rej.n.Load(); n != int64(2*(len(other)+1)) {
-					t.Errorf("%d deliveries counted as refused; want %d", n, 2*(len(other)+1))
+				if n, why := b.rej.n.Load(), b.rej.last.Load(); n != 1 || why != eventgrid.RefusedSubscriptionFull {
+					t.Errorf("%d requests counted as refused, the last for %v; want 1, for %s", n, why, eventgrid.RefusedSubscriptionFull)
 				}
 			})
 		})

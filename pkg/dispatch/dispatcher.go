@@ -49,15 +49,16 @@ type Options struct {
 // Metrics receives what the dispatcher measures. Implementations must not
 // block.
 type Metrics interface {
-	// Rejected counts n deliveries, push or queue, of a request refused
-	// because the broker or a subscription's share was full, or could
-	// never hold it.
-	Rejected(n int)
+	// Rejected counts a publish request the budget refused, before its
+	// body was read (Admit) or after (Publish), push or queue alike, by
+	// why: the broker or a subscription's share was full, or it could
+	// never be held (eventgrid.Refused*).
+	Rejected(reason string)
 }
 
 type nopMetrics struct{}
 
-func (nopMetrics) Rejected(int) {}
+func (nopMetrics) Rejected(string) {}
 
 // mode is what the dispatcher needs of a delivery mode; *delivery.Engine
 // and *pull.Store implement it.
@@ -122,12 +123,18 @@ func (d *Dispatcher) wait() budget.Wait {
 	return budget.Wait{Hold: d.opts.PublishHold, Clock: d.opts.Clock}
 }
 
-// Admit reports whether a request of about bytes bytes could be held now,
+// Admit tells whether a request of about bytes bytes could be held now,
 // as far as the broker's own bounds tell, waiting for room as a publish
-// does (see Publish) until ctx is done. The publish path asks before it
-// reads a body.
-func (d *Dispatcher) Admit(ctx context.Context, bytes int64) bool {
-	return d.opts.Budget.AdmitWithin(ctx, d.wait(), bytes)
+// does (see Publish) until ctx is done: nil when it could, EQueueFull when
+// it could not now, EPayloadTooLarge when it never could (see
+// budget.Budget.AdmitWithin); a refusal is counted. The publish path asks
+// before it reads a body.
+func (d *Dispatcher) Admit(ctx context.Context, bytes int64) error {
+	err := d.opts.Budget.AdmitWithin(ctx, d.wait(), bytes)
+	if err != nil {
+		d.opts.Metrics.Rejected(eventgrid.RefusalReason(err))
+	}
+	return err
 }
 
 // modeOf returns the mode that serves sub.

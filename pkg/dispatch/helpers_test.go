@@ -58,9 +58,17 @@ type broker struct {
 	clock  *fakeclock.Clock
 }
 
-type rejections struct{ n atomic.Int64 }
+// rejections counts the requests the dispatcher refuses, and keeps the
+// reason of the last one.
+type rejections struct {
+	n    atomic.Int64
+	last atomic.Value // string
+}
 
-func (r *rejections) Rejected(n int) { r.n.Add(int64(n)) }
+func (r *rejections) Rejected(reason string) {
+	r.n.Add(1)
+	r.last.Store(reason)
+}
 
 func newBroker(t *testing.T, l budget.Limits, transform func([]byte, eventgrid.Topic, *eventgrid.EventSubscription, *eventgrid.Event) []byte) *broker {
 	t.Helper()

@@ -71,7 +71,7 @@ func (d *Dispatcher) Publish(ctx context.Context, p eventgrid.Publication) error
 	}
 	h, err := d.opts.Budget.ReserveWithin(ctx, d.wait(), pairs, bytes, accepted, sc.claims)
 	if err != nil {
-		d.opts.Metrics.Rejected(int(pairs))
+		d.opts.Metrics.Rejected(eventgrid.RefusalReason(err))
 		return err
 	}
 	d.group(sc, p)

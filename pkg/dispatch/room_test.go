@@ -164,7 +164,7 @@ func TestPublish_HeldForRoom(t *testing.T) {
 			t.Errorf("q holds %d events; want 5", n)
 		}
 		if n := b.rej.n.Load(); n != 0 {
-			t.Errorf("%d deliveries counted as refused; want none", n)
+			t.Errorf("%d requests counted as refused; want none", n)
 		}
 	})
 	t.Run("Push", func(t *testing.T) {

@@ -46,7 +46,10 @@ const (
 	// ETooManyStreams refuses an event stream (a live tail, the delivery
 	// outcomes) beyond the broker's limit of open ones.
 	ETooManyStreams = "TooManyStreams"
-	EInternal       = "InternalServerError"
+	// ETooManyConnections refuses a connection beyond the API's limit of
+	// open ones, none of them idle.
+	ETooManyConnections = "TooManyConnections"
+	EInternal           = "InternalServerError"
 )
 
 // Error is an error a client can act on. Code is one of the E* constants;

@@ -37,6 +37,7 @@ var statusByCode = map[string]int{
 	EEventsHeld:          http.StatusConflict,
 	EUnavailable:         http.StatusServiceUnavailable,
 	ETooManyStreams:      http.StatusServiceUnavailable,
+	ETooManyConnections:  http.StatusServiceUnavailable,
 	EInternal:            http.StatusInternalServerError,
 }
 

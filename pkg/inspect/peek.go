@@ -43,15 +43,24 @@ type Peek struct {
 	Total  int
 }
 
+// MaxPeekBytes bounds the events one peek shows: its answer holds the
+// oldest events up to this many bytes, and says it was truncated when more
+// would have fitted its top.
+const MaxPeekBytes = 4 << 20
+
 // Oldest picks the top oldest of the events offered to it, by the time they
 // were accepted, then by the order they were offered in, keeping at most
-// top at any time: a delivery mode scans its queue under its lock with it,
-// asking Wants before it makes a Waiting, and reads the result with Sorted
-// once the lock is released.
+// top at any time and, of those, no more than the oldest whose bodies fit
+// MaxPeekBytes and the one after them, which tells that the bound was
+// reached: a delivery mode scans its queue under its lock with it, asking
+// Wants before it makes a Waiting, and reads the result with Sorted once
+// the lock is released. So a peek's copy holds what its answer shows, and
+// no more, however large the events.
 type Oldest struct {
-	top  int
-	seq  int
-	keep oldestHeap // a max-heap: the newest kept is first
+	top   int
+	seq   int
+	bytes int        // of the bodies kept
+	keep  oldestHeap // a max-heap: the newest kept is first
 }
 
 // NewOldest returns a picker of the top oldest events.
@@ -59,19 +68,31 @@ func NewOldest(top int) *Oldest { return &Oldest{top: max(top, 0)} }
 
 // Wants reports whether an event accepted at t would be kept.
 func (o *Oldest) Wants(t time.Time) bool {
-	return len(o.keep) < o.top || (o.top > 0 && t.Before(o.keep[0].w.Enqueued))
+	if o.top == 0 {
+		return false
+	}
+	return !o.full() || t.Before(o.keep[0].w.Enqueued)
 }
 
-// Add offers w; it is kept if it is among the top oldest so far.
+// full reports whether an event newer than every one kept would not be:
+// top are kept, or the bodies kept pass MaxPeekBytes.
+func (o *Oldest) full() bool { return len(o.keep) >= o.top || o.bytes > MaxPeekBytes }
+
+// Add offers w; it is kept if it is among the top oldest so far, and its
+// body within MaxPeekBytes of the older ones'.
 func (o *Oldest) Add(w Waiting) {
 	if !o.Wants(w.Enqueued) {
 		return
 	}
-	if len(o.keep) == o.top {
-		heap.Pop(&o.keep)
-	}
 	o.seq++
 	heap.Push(&o.keep, offered{w, o.seq})
+	o.bytes += len(w.Body)
+	// Newer events beyond the top, or whose older ones' bodies alone pass
+	// the bound, are never shown.
+	for len(o.keep) > o.top || len(o.keep) > 1 && o.bytes-len(o.keep[0].w.Body) > MaxPeekBytes {
+		o.bytes -= len(o.keep[0].w.Body)
+		heap.Pop(&o.keep)
+	}
 }
 
 // Sorted returns the events kept, oldest first.

@@ -286,7 +286,7 @@ func (s *summary) addBroker(name string, v series) {
 	case "eventgrid_queued_bytes":
 		s.broker.queuedBytes = v.gauge()
 	case "eventgrid_publish_rejected_total":
-		s.broker.rejected = v.counter()
+		s.broker.rejected += v.counter()
 	case "eventgrid_auth_failures_total":
 		s.broker.authFailures += v.counter()
 	}

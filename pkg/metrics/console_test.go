@@ -55,7 +55,7 @@ func TestConsole_Report(t *testing.T) {
 		}},
 		{"broker", "broker metrics", nil, map[string]any{
 			"queuedEvents": 4.0, "queuedBytes": 400.0, "deliveriesInFlight": 1.0,
-			"backoffQueue1": 2.0, "backoffQueue2": 1.0, "publishRejected": 5.0,
+			"backoffQueue1": 2.0, "backoffQueue2": 1.0, "publishRejected": 3.0,
 		}},
 	}
 	for _, tt := range tests {

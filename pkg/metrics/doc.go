@@ -22,7 +22,7 @@
 //	ExpiredCounts                 eventgrid_subscription_expired_total{topic,subscription}
 //
 // The broker adds eventgrid_events_dropped_total{topic,subscription,reason},
-// eventgrid_publish_rejected_total, and gauges read from the delivery
+// eventgrid_publish_rejected_total{reason}, and gauges read from the delivery
 // engine at every scrape: eventgrid_queue_depth{topic,subscription,queue},
 // eventgrid_backoff_queue_depth{queue}, eventgrid_deliveries_in_flight,
 // eventgrid_queued_events and eventgrid_queued_bytes.

@@ -63,7 +63,7 @@ type Prometheus struct {
 	deadLettered                                 *prometheus.CounterVec
 	deadLetterWritten, deadLetterFailed          *prometheus.CounterVec
 	deadLetterDropped                            *prometheus.CounterVec
-	rejected                                     prometheus.Counter
+	rejected                                     *prometheus.CounterVec
 	authFailures                                 *prometheus.CounterVec
 
 	stats atomic.Pointer[func() delivery.Stats]
@@ -126,16 +126,19 @@ func NewPrometheus() *Prometheus {
 		deadLetterWritten: counter("eventgrid_dead_letter_written_total", "Dead-lettered events written to their blob container.", t, ts),
 		deadLetterFailed:  counter("eventgrid_dead_letter_write_failures_total", "Failed writes of dead letters to blob storage (each is retried).", t, ts),
 		deadLetterDropped: counter("eventgrid_dead_letter_dropped_total", "Dead-lettered events dropped because storage did not take them in time, or at shutdown.", t, ts),
-		rejected: prometheus.NewCounter(prometheus.CounterOpts{
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "eventgrid_publish_rejected_total",
-			Help: "Deliveries, push and queue, refused at publish by the queue budget: with 503 because it was full, or 413 because it could never hold them.",
-		}),
+			Help: "Publish requests refused for room, by reason: broker_full, subscription_full and bodies_in_flight with 503, too_large with 413 (the broker could never hold them).",
+		}, []string{labelReason}),
 		authFailures: counter("eventgrid_auth_failures_total", "Requests refused with 401 (reason no_credentials, sas_key, sas_token or client_certificate) or 403 (reason permission).", labelReason),
 		topics:       map[string]*topicSeries{},
 		subs:         map[uint64]*subSeries{},
 	}
 	for _, r := range auth.FailureKinds {
 		p.authFailures.WithLabelValues(r)
+	}
+	for _, r := range eventgrid.RefusalReasons {
+		p.rejected.WithLabelValues(r)
 	}
 	p.reg.MustRegister(
 		p.eventsReceived, p.unmatched, p.successRequests, p.systemErrors, p.userErrors, p.requestLatency,
@@ -230,8 +233,8 @@ func (p *Prometheus) DeadLettered(sub *eventgrid.EventSubscription, reason strin
 // AuthFailed implements api.Metrics.
 func (p *Prometheus) AuthFailed(reason string) { p.authFailures.WithLabelValues(reason).Inc() }
 
-// Rejected implements dispatch.Metrics.
-func (p *Prometheus) Rejected(n int) { p.rejected.Add(float64(n)) }
+// Rejected implements dispatch.Metrics and api.Metrics.
+func (p *Prometheus) Rejected(reason string) { p.rejected.WithLabelValues(reason).Inc() }
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: the
 // subscription's series appear at zero. From the first call on, Prometheus

@@ -52,8 +52,9 @@ func scenario(p *metrics.Prometheus) (s1, s2, s3 *eventgrid.EventSubscription) {
 	p.Dropped(s1, delivery.DropMaxAttempts, 2)
 	p.Dropped(s1, delivery.DropShutdown, 3)
 	p.Attempt(s2, 5, time.Second, errFail)
-	p.Rejected(4)
-	p.Rejected(1)
+	p.Rejected("broker_full")
+	p.Rejected("broker_full")
+	p.Rejected("too_large")
 	return s1, s2, s3
 }
 
@@ -108,7 +109,9 @@ func TestPrometheus_Series(t *testing.T) {
 		{"eventgrid_subscription_expired_total", sub("T1", "s2"), 0},
 		// A subscription without activity has its series at zero.
 		{"eventgrid_subscription_delivery_success_total", sub("t2", "s3"), 0},
-		{"eventgrid_publish_rejected_total", nil, 5},
+		{"eventgrid_publish_rejected_total", []string{"reason", "broker_full"}, 2},
+		{"eventgrid_publish_rejected_total", []string{"reason", "too_large"}, 1},
+		{"eventgrid_publish_rejected_total", []string{"reason", "subscription_full"}, 0},
 
 		{"eventgrid_queue_depth", sub("T1", "s1", "queue", "ready"), 1},
 		{"eventgrid_queue_depth", sub("T1", "s1", "queue", "backoff_1"), 2},

@@ -62,9 +62,9 @@ func (r *recorder) Dropped(_ *eventgrid.EventSubscription, reason string, n int)
 	r.mu.Unlock()
 }
 
-func (r *recorder) Rejected(n int) {
+func (r *recorder) Rejected(string) {
 	r.mu.Lock()
-	r.rejected += n
+	r.rejected++
 	r.mu.Unlock()
 }
 

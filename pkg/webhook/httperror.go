@@ -53,7 +53,8 @@ func (e *Error) StatusCode() int { return e.Status }
 func (e *Error) RetryAfter() time.Duration { return e.Wait }
 
 // RequestError is the Error of a request that got no response: err's cause
-// without the URL, or a timeout when ctx's deadline passed.
+// without the URL nor the broker host's addresses, or a timeout when ctx's
+// deadline passed.
 func RequestError(ctx context.Context, sender string, err error) *Error {
 	return &Error{Sender: sender, Err: cause(ctx, err)}
 }
@@ -75,16 +76,19 @@ func CheckResponse(sender string, resp *http.Response, success func(status int) 
 // errTimeout is a request that got no response before the delivery timeout.
 var errTimeout = fmt.Errorf("no response before the delivery timeout: %w", context.DeadlineExceeded)
 
-// cause strips the URL from a client error.
+// cause strips the URL from a client error, and the addresses of the
+// broker's own host (its resolver, the local end of the connection; see
+// delivery.Redact): the text is shown to those who read the API, as a
+// subscription's lastError and in a failed validation handshake's answer.
 func cause(ctx context.Context, err error) error {
 	if ctx.Err() == context.DeadlineExceeded {
 		return errTimeout
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Err
+		err = ue.Err
 	}
-	return err
+	return delivery.Redact(err)
 }
 
 // maxRetryAfterSeconds is the longest delay-seconds a Duration holds.

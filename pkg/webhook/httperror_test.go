@@ -1,9 +1,11 @@
 package webhook_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -76,5 +78,65 @@ func TestCheckResponseAndRequestError(t *testing.T) {
 	}
 	if got := (&webhook.Error{Err: errors.New("x")}).Error(); got != "webhook: x" {
 		t.Errorf("error without a sender: %q", got)
+	}
+}
+
+// TestRequestErrorNoHostAddresses: a request error's text, which the API
+// shows as a subscription's lastError, names neither the broker host's
+// resolver nor its end of the connection, and keeps the error's chain.
+func TestRequestErrorNoHostAddresses(t *testing.T) {
+	// A destination that resets the connection once it has the request.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r := bufio.NewReader(c)
+			for {
+				if l, err := r.ReadString('\n'); err != nil || l == "\r\n" {
+					break
+				}
+			}
+			_ = c.(*net.TCPConn).SetLinger(0)
+			c.Close()
+		}
+	}()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	var local string
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			local = c.LocalAddr().String()
+		}
+		return c, err
+	}
+	resp, err := (&http.Client{Transport: tr}).Post("http://"+ln.Addr().String()+"/hook?code=s3cr3t", "application/json", strings.NewReader("{}"))
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("the destination answered")
+	}
+	if !strings.Contains(err.Error(), local) {
+		t.Fatalf("the client's error %q does not name the local address %s: nothing to check", err, local)
+	}
+	got := webhook.RequestError(context.Background(), "webhook", err)
+	if text := got.Error(); strings.Contains(text, local) || strings.Contains(text, "s3cr3t") || !strings.Contains(text, ln.Addr().String()) {
+		t.Errorf("request error %q: want the destination's address %s, not the local one %s nor the URL", text, ln.Addr(), local)
+	}
+	var op *net.OpError
+	if !errors.As(got, &op) || op.Source == nil {
+		t.Errorf("the error's chain lost its *net.OpError")
+	}
+
+	dns := &url.Error{Op: "Post", URL: "https://sink.example/", Err: &net.OpError{Op: "dial", Net: "tcp",
+		Err: &net.DNSError{Err: "no such host", Name: "sink.example", Server: "10.255.255.53:53", IsNotFound: true}}}
+	if text := webhook.RequestError(context.Background(), "servicebus", dns).Error(); text != "servicebus: dial tcp: lookup sink.example: no such host" {
+		t.Errorf("lookup error %q", text)
 	}
 }

@@ -65,9 +65,10 @@ type broker struct {
 	url  string // http://127.0.0.1:port
 	done chan struct{}
 
-	mu   sync.Mutex
-	tail []string // the last lines it printed
-	err  error    // Wait's result, once done
+	mu     sync.Mutex
+	tail   []string // the last lines it printed
+	config []byte   // its first line, the configuration it started with
+	err    error    // Wait's result, once done
 
 	// From the Go runtime's GODEBUG=gctrace=1 lines: the number of
 	// collections, and the heap left live after the latest one.
@@ -125,6 +126,9 @@ func (b *broker) read(r io.Reader, addr chan<- string) {
 			continue
 		}
 		b.mu.Lock()
+		if b.config == nil && bytes.Contains(line, []byte(`"edgegrid starting with this configuration"`)) {
+			b.config = bytes.Clone(line)
+		}
 		b.tail = append(b.tail, string(line))
 		if len(b.tail) > 40 {
 			b.tail = b.tail[len(b.tail)-20:]
@@ -137,6 +141,20 @@ func (b *broker) read(r io.Reader, addr chan<- string) {
 	b.err = err
 	b.mu.Unlock()
 	close(b.done)
+}
+
+// configInt returns the integer setting key of the configuration the
+// broker logged at its start, 0 when it logged none.
+func (b *broker) configInt(key string) int {
+	b.mu.Lock()
+	line := b.config
+	b.mu.Unlock()
+	var l struct{ Config map[string]any }
+	if json.Unmarshal(line, &l) != nil {
+		return 0
+	}
+	v, _ := l.Config[key].(float64)
+	return int(v)
 }
 
 func (b *broker) output() string {

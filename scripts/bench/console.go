@@ -22,8 +22,8 @@ type viewer struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	streamEvents, dropped, polls, pollErrors atomic.Int64
-	firstErr                                 atomic.Value // string
+	streamEvents, dropped, polls, pollErrors, reopened atomic.Int64
+	firstErr                                           atomic.Value // string
 }
 
 // startViewer opens the streams of topic and of its subscription sub, and
@@ -33,13 +33,14 @@ func startViewer(base, topic, sub string) (*viewer, error) {
 	v := &viewer{cancel: cancel}
 	subPath := "/topics/" + topic + "/eventSubscriptions/" + sub
 	for _, p := range []string{"/topics/" + topic + "/events", subPath + "/deliveries"} {
-		body, err := openEventStream(ctx, base+p+apiVersion)
+		url := base + p + apiVersion
+		body, err := openEventStream(ctx, url)
 		if err != nil {
 			v.close()
 			return nil, err
 		}
 		v.wg.Add(1)
-		go v.read(body)
+		go v.follow(ctx, url, body)
 	}
 	polled := []string{
 		"/topics", "/topics/" + topic, "/topics/" + topic + "/eventSubscriptions", subPath,
@@ -67,10 +68,32 @@ func openEventStream(ctx context.Context, url string) (io.ReadCloser, error) {
 	return resp.Body, nil
 }
 
-// read counts a stream's events, and the items the broker says it dropped
-// because this reader fell behind.
-func (v *viewer) read(body io.ReadCloser) {
+// follow reads the stream at url, body first, and opens it again when
+// the broker ends it (a stream lasts 1.5 × the request timeout), as the
+// console does, until ctx is done.
+func (v *viewer) follow(ctx context.Context, url string, body io.ReadCloser) {
 	defer v.wg.Done()
+	for {
+		v.read(body)
+		var err error
+		for body = nil; body == nil && ctx.Err() == nil; {
+			if body, err = openEventStream(ctx, url); err != nil {
+				select { // refused for the limit while the last one ends
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		v.reopened.Add(1)
+	}
+}
+
+// read counts a stream's events, and the items the broker says it dropped
+// because this reader fell behind, until the stream ends.
+func (v *viewer) read(body io.ReadCloser) {
 	defer body.Close()
 	r := bufio.NewReaderSize(body, 64<<10)
 	dropped := false
@@ -150,8 +173,9 @@ func (v *viewer) report(r *result) {
 	r.detail("console_stream_events", v.streamEvents.Load())
 	r.detail("console_stream_dropped", v.dropped.Load())
 	r.detail("console_polls", v.polls.Load())
-	r.note("console open: %d stream events read (%d dropped for the reader), %d data calls (%d failed)",
-		v.streamEvents.Load(), v.dropped.Load(), v.polls.Load(), v.pollErrors.Load())
+	r.detail("console_streams_reopened", v.reopened.Load())
+	r.note("console open: %d stream events read (%d dropped for the reader), %d data calls (%d failed), streams reopened %d times",
+		v.streamEvents.Load(), v.dropped.Load(), v.polls.Load(), v.pollErrors.Load(), v.reopened.Load())
 	if e, ok := v.firstErr.Load().(string); ok {
 		r.note("first failed data call: %s", e)
 	}

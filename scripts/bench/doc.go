@@ -48,6 +48,15 @@
 //	   tail, the delivery outcomes and a page polling the inspection API
 //	   every second, alternating -console-rounds times; the console should
 //	   cost under 5 % of the delivered events per second
+//	j  inspection memory: about 64 MiB of 60 KB events held for a dead
+//	   subscriber, then 3 rounds of 64 concurrent peeks of the top 1,000
+//	   (GET …/events?top=1000), each read whole; the broker's RSS, sampled
+//	   every 10 ms, should rise by less than 64 MiB. Only when asked for
+//	k  idle clients: 5,000 connections that each send one request and hold
+//	   their connection open, idle after a GET /healthz, then (on a new
+//	   broker) waiting on a long poll (:receive, maxWaitTime=60); the
+//	   sockets the broker holds and its RSS once all have their answer or
+//	   wait: at most api__maxConnections sockets. Only when asked for
 //
 // a and b publish for -duration (or -events), c and d publish
 // -fanout-events, all with -publishers closed-loop publishers.

@@ -77,7 +77,7 @@ func main() {
 		env       = envFlag{}
 	)
 	flag.StringVar(&s.bin, "broker", "", "broker binary to run (default: build ./module into a temporary directory)")
-	flag.StringVar(&scenarios, "scenarios", "a,ar,b,br,c,d,e,f", "scenarios to run, comma-separated (also bc, g, h and i)")
+	flag.StringVar(&scenarios, "scenarios", "a,ar,b,br,c,d,e,f", "scenarios to run, comma-separated (also bc, g, h, i, j and k)")
 	flag.IntVar(&s.size, "size", 1024, "bytes per event, as published")
 	flag.IntVar(&s.publishers, "publishers", 6, "concurrent publishers (closed loop) in a-e")
 	flag.DurationVar(&s.duration, "duration", 10*time.Second, "publishing time of a, b and f")
@@ -155,10 +155,10 @@ func run(s *settings, scenarios, out string, rounds int) error {
 	for _, name := range strings.Split(scenarios, ",") {
 		switch name = strings.TrimSpace(name); name {
 		case "":
-		case "a", "ar", "b", "br", "bc", "c", "d", "e", "f", "g", "h", "i":
+		case "a", "ar", "b", "br", "bc", "c", "d", "e", "f", "g", "h", "i", "j", "k":
 			names = append(names, name)
 		default:
-			return fmt.Errorf("unknown scenario %q (want a-i, ar, br or bc)", name)
+			return fmt.Errorf("unknown scenario %q (want a-k, ar, br or bc)", name)
 		}
 	}
 	var ratios []map[string]float64
@@ -271,6 +271,10 @@ func (s *settings) scenario(name string, c9 float64) result {
 			r, err = s.scenarioF()
 		case "g":
 			r, err = s.scenarioG()
+		case "j":
+			r, err = s.scenarioJ()
+		case "k":
+			r, err = s.scenarioK()
 		}
 		if s.waitIdle > 0 {
 			r.detail("waited_for_idle_seconds", waited.Seconds())

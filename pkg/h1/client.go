@@ -14,9 +14,14 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
+// MaxHeaderBytes bounds an answer's status lines and headers, the 1xx
+// answers' with the final one's. NewHTTPClient in pkg/webhook gives the
+// Transport the same bound.
+const MaxHeaderBytes = 1 << 20
+
 const (
-	// maxHeaderBytes bounds an answer's status line and header.
-	maxHeaderBytes = 1 << 20
+	// maxHeaderBytes is MaxHeaderBytes.
+	maxHeaderBytes = MaxHeaderBytes
 	// maxDrain is how much of an answer's body is read so that its
 	// connection can be used again; a longer body closes the connection.
 	maxDrain = 64 << 10

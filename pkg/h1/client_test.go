@@ -268,26 +268,38 @@ func rawEndpoint(t *testing.T, answer string) (url string, accepted *atomic.Int6
 }
 
 func TestClient_OddAnswers(t *testing.T) {
+	hint := "HTTP/1.1 103 Early Hints\r\nLink: </" + strings.Repeat("a", 64<<10) + ">; rel=preload\r\n\r\n"
 	for _, tc := range []struct {
 		name, answer string
-		err          string // in the error; "" for a success
+		status       int    // of an answer
+		err          string // in the error, when there is no answer
 		reused       bool
 	}{
-		{"HTTP10WithoutKeepAlive", "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", "", false},
-		{"HTTP10KeepAlive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", "", true},
-		{"NoContent", "HTTP/1.1 204 No Content\r\n\r\n", "", true},
-		{"SwitchingProtocols", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n", "101", false},
-		{"Malformed", "HTTP/1.1 2x0 OK\r\n\r\n", "malformed HTTP status code", false},
-		{"HeaderTooLong", "HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("a", maxHeaderBytes) + "\r\n\r\n", "header is longer", false},
+		{"HTTP10WithoutKeepAlive", "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", 200, "", false},
+		{"HTTP10KeepAlive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", 200, "", true},
+		{"NoContent", "HTTP/1.1 204 No Content\r\n\r\n", 204, "", true},
+		// A body where there can be none is no answer to anything: the
+		// connection is closed, as the Transport closes it.
+		{"BodyWithNoContent", "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nhello", 204, "", false},
+		{"BodyWithNotModified", "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\nhello", 304, "", false},
+		// The connection is no longer HTTP's: the answer stands, the
+		// connection is closed.
+		{"SwitchingProtocols", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n", 101, "", false},
+		{"Malformed", "HTTP/1.1 2x0 OK\r\n\r\n", 0, "malformed HTTP status code", false},
+		{"HeaderTooLong", "HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("a", maxHeaderBytes) + "\r\n\r\n", 0, "header is longer", false},
+		// 1xx answers count against the bound together.
+		{"EarlyHintsWithoutEnd", strings.Repeat(hint, maxHeaderBytes/len(hint)+1), 0, "header is longer", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url, accepted := rawEndpoint(t, tc.answer)
 			c := newClient(t, Options{})
 			for range 2 {
-				_, err := post(c, t, url, 10*time.Second)
+				resp, err := post(c, t, url, 10*time.Second)
 				switch {
 				case tc.err == "" && err != nil:
 					t.Fatal(err)
+				case tc.err == "" && resp.StatusCode != tc.status:
+					t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
 				case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 					t.Fatalf("got %v, want an error with %q", err, tc.err)
 				}

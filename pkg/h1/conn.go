@@ -102,23 +102,27 @@ func (c *conn) roundTrip(t *Target, h http.Header, body [][]byte) (resp *http.Re
 		}
 		return nil, false, err
 	}
+	// The 1xx answers count against the bound with the final one, as with
+	// the Transport.
+	c.lim.left = maxHeaderBytes
 	for {
-		c.lim.left = maxHeaderBytes
 		resp, err = http.ReadResponse(c.br, postRequest)
 		if err != nil {
 			return nil, false, err
 		}
-		if resp.StatusCode >= 200 || resp.StatusCode < 100 {
+		if resp.StatusCode >= 200 || resp.StatusCode < 100 || resp.StatusCode == http.StatusSwitchingProtocols {
 			break
-		}
-		if resp.StatusCode == http.StatusSwitchingProtocols {
-			return nil, false, errors.New("net/http: unexpected 101 Switching Protocols answer to a POST")
 		}
 		// 1xx: informational; the answer follows.
 	}
 	c.lim.left = math.MaxInt64
 	reuse = !resp.Close
-	if resp.Body != http.NoBody {
+	switch {
+	case resp.StatusCode == http.StatusSwitchingProtocols:
+		// The connection is no longer HTTP's: the Transport hands it to
+		// the caller with the answer, here it is closed unread.
+		reuse = false
+	case resp.Body != http.NoBody:
 		n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain+1))
 		if err != nil || n > maxDrain {
 			// Not read to its end: the connection goes with it. The
@@ -126,8 +130,11 @@ func (c *conn) roundTrip(t *Target, h http.Header, body [][]byte) (resp *http.Re
 			// CheckResponse.
 			reuse = false
 		}
-		resp.Body = http.NoBody
 	}
+	resp.Body = http.NoBody
+	// Bytes past the answer answer nothing (a body sent with a 204, say):
+	// the Transport closes a connection that has them, and so is it here.
+	reuse = reuse && c.br.Buffered() == 0
 	return resp, reuse, nil
 }
 

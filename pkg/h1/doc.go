@@ -18,13 +18,14 @@
 //   - Post writes one POST with a Content-Length body and returns the
 //     answer's status and header; its body is read up to 64 KiB and
 //     dropped (Body is http.NoBody). A longer body, an answer that says
-//     Connection: close or is HTTP/1.0 without keep-alive, a failed
-//     request and one cut short by its context close the connection; any
-//     other is kept for the next request to the same address, whatever
-//     its path.
-//   - 1xx answers are skipped; a 101 is an error, as it is for the
-//     Transport. A status line or header that does not end within 1 MiB is
-//     an error.
+//     Connection: close or is HTTP/1.0 without keep-alive, bytes past the
+//     answer (a body sent with a 204, say), a failed request and one cut
+//     short by its context close the connection; any other is kept for
+//     the next request to the same address, whatever its path.
+//   - 1xx answers are skipped. A 101 is the answer, as the Transport
+//     returns it, and its connection is closed unread. Status lines and
+//     headers that do not end within MaxHeaderBytes (1 MiB, the 1xx
+//     answers' counted with the final one's) are an error.
 //   - The context bounds the whole request, its wait for a connection
 //     included; when it ends, Post returns its error (context.Cause), as
 //     the Transport does.
@@ -41,7 +42,12 @@
 //   - A connection idle for IdleTimeout (90 s) is closed; one idle for
 //     more than 50 ms is checked (on Linux, a non-blocking peek) before it
 //     carries a request, so that one the endpoint closed meanwhile costs a
-//     new connection, not a failed request.
+//     new connection, not a failed request. The Transport learns of such
+//     a close at once, as it always reads; here a request written on a
+//     connection the endpoint closed less than 50 ms after its last
+//     answer fails (an endpoint that closes connections should say
+//     Connection: close), as a peek before every request would cost a
+//     system call each.
 //   - Close closes the idle connections, cancels the dials in flight,
 //     stops the sweep of idle connections and waits for all of it; a
 //     connection in use is closed when its request ends. Requests after

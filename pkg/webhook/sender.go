@@ -105,6 +105,9 @@ func NewHTTPClient(tlsConfig *tls.Config, dialTLS func(ctx context.Context, netw
 			MaxConnsPerHost:       maxConnsPerHost,
 			IdleConnTimeout:       90 * time.Second,
 			ExpectContinueTimeout: time.Second,
+			// The bound of the direct deliveries' client: both read the
+			// same answers alike.
+			MaxResponseHeaderBytes: h1.MaxHeaderBytes,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

@@ -48,6 +48,14 @@
 //	   tail, the delivery outcomes and a page polling the inspection API
 //	   every second, alternating -console-rounds times; the console should
 //	   cost under 5 % of the delivered events per second
+//	j  a crowd at one slow receiver: 101 subscriptions of one topic, all
+//	   to one receiver (a path each) that is what Python's http.server is
+//	   by default (a listen backlog of 5, connections accepted one at a
+//	   time, requests handled one at a time), in batches of 16; 101 events
+//	   published in one request make 707 delivery requests at once. It
+//	   reports the connections the receiver accepted and the time until
+//	   every delivery arrived (every event within 1 s is its target);
+//	   only when asked for
 //
 // a and b publish for -duration (or -events), c and d publish
 // -fanout-events, all with -publishers closed-loop publishers.

@@ -15,7 +15,8 @@ import (
 // ordered so that nothing is closed under a component still using it: the
 // listeners stop before the followers of the declared configuration are
 // joined, those before the delivery modes close, and the modes before the
-// dead-letter writer and the senders they use.
+// dead-letter writer and the senders they use (the webhook sender's
+// connections, its dials and its sweep of idle connections).
 type lifecycle struct {
 	log     zerolog.Logger
 	started []component

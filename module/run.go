@@ -62,9 +62,9 @@ func run(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen li
 }
 
 // start starts the broker's components in order, adding each to lc as it
-// starts: profiling, certificates, metrics, the senders, the delivery
-// modes, the listeners, and last the followers of the declared
-// configuration.
+// starts: profiling, certificates, metrics, the senders (the webhook
+// sender's connections), the delivery modes, the listeners, and last the
+// followers of the declared configuration.
 func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen listening, lc *lifecycle) error {
 	if cfg.PprofAddress != "" {
 		stopPprof, err := startPprof(cfg.PprofAddress, log)
@@ -85,6 +85,8 @@ func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen 
 	if err != nil {
 		return err
 	}
+	// Closed after the delivery modes and the API, which send through it.
+	lc.add("webhook", out.hooks.Close)
 	if out.edge != nil {
 		lc.add("edgehub", out.edge.Close)
 	}

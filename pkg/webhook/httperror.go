@@ -61,9 +61,12 @@ func RequestError(ctx context.Context, sender string, err error) *Error {
 
 // CheckResponse reads a little of resp's body, so that the connection can
 // be reused, and closes it. It returns nil when success accepts the status,
-// else the Error of the failure status with its Retry-After as of now.
+// else the Error of the failure status with its Retry-After as of now. The
+// body of a 101 is not read: it is the connection itself, which no
+// deadline ends, and closing it closes the connection.
 func CheckResponse(sender string, resp *http.Response, success func(status int) bool, now time.Time) error {
-	if resp.Body != http.NoBody { // an answer without a body, the most common
+	// An answer without a body is the most common.
+	if resp.Body != http.NoBody && resp.StatusCode != http.StatusSwitchingProtocols {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	}
 	_ = resp.Body.Close()

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+
+	"github.com/edgegrid/edgegrid/pkg/h1"
 )
 
 // endpoints holds destination URLs as http.NewRequest parses them, so that
@@ -23,13 +25,10 @@ type endpoint struct {
 	u    *url.URL
 	host string // the request's Host, as http.NewRequest sets it
 	// direct says that requests go over the Sender's own connections
-	// (conns.go): the URL is http or https with an ASCII host and no user
-	// information, and no proxy serves it. addr is the address to dial,
-	// key the connections' key, uri the request-target.
-	direct    bool
-	tls       bool
-	addr, key string
-	uri       string
+	// (package h1) to target: the URL is http or https with an ASCII host
+	// and no user information, and no proxy serves it.
+	direct bool
+	target h1.Target
 }
 
 // maxEndpoints bounds the URLs endpoints keeps.
@@ -48,18 +47,17 @@ func (e *endpoints) get(rawURL string) (*endpoint, error) {
 	}
 	ep = &endpoint{u: req.URL, host: req.Host}
 	if ep.direct = direct(req); ep.direct {
-		ep.tls = req.URL.Scheme == "https"
+		tls := req.URL.Scheme == "https"
 		port := req.URL.Port()
 		switch {
 		case port != "":
-		case ep.tls:
+		case tls:
 			port = "443"
 		default:
 			port = "80"
 		}
-		ep.addr = net.JoinHostPort(req.URL.Hostname(), port)
-		ep.key = req.URL.Scheme + "://" + ep.addr
-		ep.uri = req.URL.RequestURI()
+		ep.target = h1.Target{TLS: tls, Addr: net.JoinHostPort(req.URL.Hostname(), port),
+			Host: req.Host, URI: req.URL.RequestURI()}
 	}
 	e.mu.Lock()
 	if e.m == nil || len(e.m) >= maxEndpoints {

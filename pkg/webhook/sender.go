@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/h1"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
@@ -43,7 +44,7 @@ type Options struct {
 // concurrent use and reuses connections (keep-alive) across batches.
 type Sender struct {
 	client    *http.Client
-	conns     *conns
+	conns     *h1.Client
 	userAgent string
 	interop   InteropOptions
 	limits    limits
@@ -55,12 +56,22 @@ var _ delivery.Sender = (*Sender)(nil)
 // New returns a Sender.
 func New(o Options) *Sender {
 	return &Sender{
-		client:    NewHTTPClient(o.TLSConfig, o.DialTLSContext, o.MaxConnsPerHost),
-		conns:     newConns(dialer.DialContext, o.DialTLSContext, o.TLSConfig, perHost(o.MaxConnsPerHost)),
+		client: NewHTTPClient(o.TLSConfig, o.DialTLSContext, o.MaxConnsPerHost),
+		conns: h1.New(h1.Options{Dial: dialer.DialContext, DialTLS: o.DialTLSContext, TLSConfig: o.TLSConfig,
+			MaxConnsPerHost: perHost(o.MaxConnsPerHost)}),
 		userAgent: o.UserAgent,
 		interop:   o.Interop.withDefaults(),
 		limits:    limits{m: map[string]*limit{}},
 	}
+}
+
+// Close closes the connections the Sender keeps and cancels its dials in
+// flight, waiting for them until ctx ends. A request in flight keeps its
+// connection until it ends; requests after Close over the Sender's own
+// connections fail.
+func (s *Sender) Close(ctx context.Context) error {
+	s.client.CloseIdleConnections()
+	return s.conns.Close(ctx)
 }
 
 // perHost is the bound on connections to one host: n, or 100 when n is
@@ -94,6 +105,9 @@ func NewHTTPClient(tlsConfig *tls.Config, dialTLS func(ctx context.Context, netw
 			MaxConnsPerHost:       maxConnsPerHost,
 			IdleConnTimeout:       90 * time.Second,
 			ExpectContinueTimeout: time.Second,
+			// The bound of the direct deliveries' client: both read the
+			// same answers alike.
+			MaxResponseHeaderBytes: h1.MaxHeaderBytes,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
@@ -120,11 +134,9 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 
 // post sends one request of a batch.
 func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
-	sub := b.Subscription
-	dst := sub.Destination
-	body := p.body
+	dst := b.Subscription.Destination
 	if dst.Validation == eventgrid.ValidationCloudEvents {
-		if err := s.wait(ctx, sub); err != nil {
+		if err := s.wait(ctx, b.Subscription); err != nil {
 			return err
 		}
 	}
@@ -133,6 +145,27 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 	if err != nil {
 		return &Error{Sender: name, Err: errors.New("cannot build the request for the destination URL")}
 	}
+	h := s.header(b, p)
+	var resp *http.Response
+	if ep.direct {
+		resp, err = s.conns.Post(ctx, &ep.target, h, p.body.parts)
+		resp, err = answer(ep.u, resp, err)
+	} else {
+		resp, err = s.send(ctx, ep, h, p.body)
+	}
+	if err != nil {
+		return RequestError(ctx, name, err)
+	}
+	return CheckResponse(name, resp, func(status int) bool { return status >= 200 && status <= 204 }, time.Now())
+}
+
+// header is the header of one request of a batch: the payload's own, the
+// custom delivery properties, the cloud's aeg-* headers, the SAS key of
+// an EventGrid destination, the handshake's origin, the signatures and
+// the User-Agent.
+func (s *Sender) header(b *delivery.Batch, p payload) http.Header {
+	sub := b.Subscription
+	dst := sub.Destination
 	h := make(http.Header, 8)
 	for k, v := range p.header {
 		h[k] = v
@@ -165,22 +198,12 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 		h.Set(headerRequestOrigin, s.interop.Origin)
 	}
 	if len(dst.SigningSecrets) > 0 {
-		sign(h, dst.SigningSecrets, sub.UID, body, time.Now())
+		sign(h, dst.SigningSecrets, sub.UID, p.body, time.Now())
 	}
 	if s.userAgent != "" {
 		set("User-Agent", s.userAgent)
 	}
-	var resp *http.Response
-	if ep.direct {
-		resp, err = s.conns.do(ctx, ep, h, body)
-		resp, err = answer(ep.u, resp, err)
-	} else {
-		resp, err = s.send(ctx, ep, h, body)
-	}
-	if err != nil {
-		return RequestError(ctx, name, err)
-	}
-	return CheckResponse(name, resp, func(status int) bool { return status >= 200 && status <= 204 }, time.Now())
+	return h
 }
 
 // send sends a request through the http.Client.

@@ -57,6 +57,14 @@
 //	   broker) waiting on a long poll (:receive, maxWaitTime=60); the
 //	   sockets the broker holds and its RSS once all have their answer or
 //	   wait: at most api__maxConnections sockets. Only when asked for
+//	l  a crowd at one slow receiver: 101 subscriptions of one topic, all
+//	   to one receiver (a path each) that is what Python's http.server is
+//	   by default (a listen backlog of 5, connections accepted one at a
+//	   time, requests handled one at a time), in batches of 16; 101 events
+//	   published in one request make 707 delivery requests at once. It
+//	   reports the connections the receiver accepted and the time until
+//	   every delivery arrived (every event within 1 s is its target);
+//	   only when asked for
 //
 // a and b publish for -duration (or -events), c and d publish
 // -fanout-events, all with -publishers closed-loop publishers.

@@ -77,7 +77,7 @@ func main() {
 		env       = envFlag{}
 	)
 	flag.StringVar(&s.bin, "broker", "", "broker binary to run (default: build ./module into a temporary directory)")
-	flag.StringVar(&scenarios, "scenarios", "a,ar,b,br,c,d,e,f", "scenarios to run, comma-separated (also bc, g, h, i, j and k)")
+	flag.StringVar(&scenarios, "scenarios", "a,ar,b,br,c,d,e,f", "scenarios to run, comma-separated (also bc, g, h, i, j, k and l)")
 	flag.IntVar(&s.size, "size", 1024, "bytes per event, as published")
 	flag.IntVar(&s.publishers, "publishers", 6, "concurrent publishers (closed loop) in a-e")
 	flag.DurationVar(&s.duration, "duration", 10*time.Second, "publishing time of a, b and f")
@@ -98,6 +98,7 @@ func main() {
 	flag.IntVar(&s.chaos.subs, "chaos-subs", 8, "subscriptions of h's topic; every other one is batched")
 	flag.IntVar(&s.chaos.batch, "chaos-batch", 10, "maxEventsPerBatch of h's batched subscriptions")
 	flag.Uint64Var(&s.chaos.seed, "seed", 1, "seed of h's fault draws")
+	flag.DurationVar(&s.crowdWait, "crowd-wait", 3*time.Minute, "in l, give up waiting for deliveries when none has arrived for this long (a sender that waits out its delivery timeout stays silent for a minute)")
 	flag.IntVar(&s.consoleRounds, "console-rounds", 2, "how many times i runs b's flow without, then with, the console open")
 	flag.IntVar(&rounds, "rounds", 1, "run the scenarios this many times over, in turn; the ratios between them (a/ar, b/br, g/b) are reported for each round and as their median")
 	flag.Var(env, "env", "extra broker environment KEY=VALUE for every scenario (repeatable), e.g. -env GOGC=200")
@@ -155,10 +156,10 @@ func run(s *settings, scenarios, out string, rounds int) error {
 	for _, name := range strings.Split(scenarios, ",") {
 		switch name = strings.TrimSpace(name); name {
 		case "":
-		case "a", "ar", "b", "br", "bc", "c", "d", "e", "f", "g", "h", "i", "j", "k":
+		case "a", "ar", "b", "br", "bc", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l":
 			names = append(names, name)
 		default:
-			return fmt.Errorf("unknown scenario %q (want a-k, ar, br or bc)", name)
+			return fmt.Errorf("unknown scenario %q (want a-l, ar, br or bc)", name)
 		}
 	}
 	var ratios []map[string]float64
@@ -275,6 +276,8 @@ func (s *settings) scenario(name string, c9 float64) result {
 			r, err = s.scenarioJ()
 		case "k":
 			r, err = s.scenarioK()
+		case "l":
+			r, err = s.scenarioL()
 		}
 		if s.waitIdle > 0 {
 			r.detail("waited_for_idle_seconds", waited.Seconds())

@@ -30,6 +30,9 @@ type settings struct {
 	// consoleRounds is how many times i runs without and with the
 	// console open.
 	consoleRounds int
+	// crowdWait is how long l waits with nothing arriving before it
+	// gives up.
+	crowdWait time.Duration
 }
 
 // result is one scenario's figures.

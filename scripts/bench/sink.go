@@ -46,14 +46,22 @@ type scratch struct {
 // newSink starts a sink for n subscriptions; hang is the number of the one
 // that never answers, or -1.
 func newSink(n, hang int) (*sink, error) {
+	s := newRecorder(n, hang)
+	var err error
+	s.srv, s.ln, err = serveLoopback(s)
+	return s, err
+}
+
+// newRecorder returns a sink for n subscriptions, hang the number of the
+// one that never answers or -1, that serves nothing yet: its caller sets
+// its server and listener.
+func newRecorder(n, hang int) *sink {
 	s := &sink{hang: hang, release: make(chan struct{})}
 	s.scratch.New = func() any { return &scratch{body: make([]byte, 0, 64<<10)} }
 	for range n {
 		s.subs = append(s.subs, &subStats{})
 	}
-	var err error
-	s.srv, s.ln, err = serveLoopback(s)
-	return s, err
+	return s
 }
 
 // serveLoopback serves h on a free loopback port until the server is

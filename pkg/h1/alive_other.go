@@ -1,6 +1,6 @@
 //go:build !linux
 
-package webhook
+package h1
 
 import "net"
 

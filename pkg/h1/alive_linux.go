@@ -1,4 +1,4 @@
-package webhook
+package h1
 
 import (
 	"crypto/tls"

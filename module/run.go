@@ -239,8 +239,11 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 	// The dead letters get what is left of the stop timeout, and a second
 	// at least.
 	lc.add("deadletter", atLeast(time.Second, b.deadLetters.Close))
+	// One budget for both modes, which the dispatcher claims for every
+	// request and the modes give back as their events go.
+	bud := budget.New(budgetLimits(cfg))
 	engineOpts := deliveryOptions(cfg)
-	engineOpts.DeadLetterer, engineOpts.Board = b.deadLetters, b.board
+	engineOpts.DeadLetterer, engineOpts.Board, engineOpts.Budget = b.deadLetters, b.board, bud
 	var engineMetrics delivery.Metrics
 	if rep != nil {
 		engineMetrics = rep
@@ -251,12 +254,11 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, b.board, prom, log)
 	lc.add("pull", b.pulled.Close)
 	dispatchOpts := dispatch.Options{
-		Budget:      engineOpts.Budget,
+		Budget:      bud,
 		Push:        b.engine,
 		Queues:      b.pulled,
 		Transform:   convertSchema,
 		PublishHold: publishHold(cfg),
-		Board:       b.board,
 	}
 	if rep != nil {
 		dispatchOpts.Metrics = rep
@@ -308,16 +310,21 @@ func deliveryOptions(cfg config.Config) delivery.Options {
 		DeliverTimeout:             time.Duration(cfg.DeliverTimeoutSeconds) * time.Second,
 		MaxConcurrent:              cfg.MaxConcurrentDeliveries,
 		MaxPerSubscription:         cfg.MaxDeliveriesPerSubscription,
-		Budget: budget.New(budget.Limits{
-			Events:                int64(cfg.MaxQueuedEvents),
-			Bytes:                 cfg.MaxQueuedBytes,
-			EventsPerSubscription: int64(cfg.MaxQueuedEventsPerSubscription),
-			BytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
-		}),
-		DefaultSchedule:        eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
-		ExponentialScale:       float64(cfg.ExponentialScale),
-		ProbationAfterFailures: cfg.ProbationAfterFailures,
-		DeliveryLogs:           deliveryLogs(cfg),
+		DefaultSchedule:            eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
+		ExponentialScale:           float64(cfg.ExponentialScale),
+		ProbationAfterFailures:     cfg.ProbationAfterFailures,
+		DeliveryLogs:               deliveryLogs(cfg),
+	}
+}
+
+// budgetLimits are the bounds of the broker's budget
+// (docs/delivery.md#bounded-queues).
+func budgetLimits(cfg config.Config) budget.Limits {
+	return budget.Limits{
+		Events:                int64(cfg.MaxQueuedEvents),
+		Bytes:                 cfg.MaxQueuedBytes,
+		EventsPerSubscription: int64(cfg.MaxQueuedEventsPerSubscription),
+		BytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/pull"
-	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
 // Resources are the topics and event subscriptions the management routes
@@ -42,10 +41,11 @@ type Admitter interface {
 	Admit(ctx context.Context, bytes int64) bool
 }
 
-// Status reports a subscription's deliveryStatus (the dispatcher), nil
-// when there is none to report.
+// Status reports what a subscription's delivery mode holds of it now (the
+// dispatcher), for its deliveryStatus; ok is false when there is nothing
+// to report.
 type Status interface {
-	DeliveryStatus(sub *eventgrid.EventSubscription) *resource.DeliveryStatus
+	Status(sub *eventgrid.EventSubscription) (st inspect.Status, ok bool)
 }
 
 // Board is the inspection board (package inspect): the record of each

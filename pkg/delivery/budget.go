@@ -55,9 +55,6 @@ func (e *Engine) Enqueue(c budget.Claim, bodies [][]byte, h *budget.Hold) {
 	}
 }
 
-// Budget returns the budget the engine's events count in.
-func (e *Engine) Budget() *budget.Budget { return e.budget }
-
 // releaseItem returns it to the budget and the subscription's share.
 func (q *queue) releaseItem(it *item) {
 	it.s.Release(&q.share, int64(len(it.body)))

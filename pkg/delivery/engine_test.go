@@ -372,7 +372,7 @@ func TestEngine_BackPressure(t *testing.T) {
 	}
 	// Full: 10 deliveries queued. A request of one more event (two
 	// deliveries) is refused whole.
-	err := publishVia(dispatch.New(dispatch.Options{Push: e, Metrics: d}), both, newEvent("x", 100))
+	err := publishVia(dispatch.New(dispatch.Options{Push: e, Budget: delivery.BudgetOf(e), Metrics: d}), both, newEvent("x", 100))
 	if eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
 		t.Fatalf("Publish at the limit = %v, want EQueueFull", err)
 	}
@@ -664,7 +664,7 @@ func TestEngine_RequestSize(t *testing.T) {
 		{Event: newEvent("ok", 100), Subscriptions: []*eventgrid.EventSubscription{sub}},
 		{Event: newEvent("stuck", 100), Subscriptions: []*eventgrid.EventSubscription{sub}},
 	}}
-	if err := dispatch.New(dispatch.Options{Push: e}).Publish(context.Background(), p); err != nil {
+	if err := dispatch.New(dispatch.Options{Push: e, Budget: delivery.BudgetOf(e)}).Publish(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	brokertest.Eventually(t, 5*time.Second, func() error {
@@ -673,10 +673,10 @@ func TestEngine_RequestSize(t *testing.T) {
 		}
 		return nil
 	})
-	if e.Budget().Admit(7000) {
+	if delivery.BudgetOf(e).Admit(7000) {
 		t.Error("Admit(7000) with 4000 of 10000 bytes held")
 	}
-	if !e.Budget().Admit(6000) {
+	if !delivery.BudgetOf(e).Admit(6000) {
 		t.Error("Admit(6000) refused with 4000 of 10000 bytes held")
 	}
 	e.SubscriptionDeleted(sub)

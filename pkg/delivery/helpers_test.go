@@ -142,7 +142,7 @@ func mustPublish(tb testing.TB, e *delivery.Engine, subs []*eventgrid.EventSubsc
 // publish publishes events to subs through a dispatcher over e alone, as
 // the broker's publish path does.
 func publish(e *delivery.Engine, subs []*eventgrid.EventSubscription, events ...*eventgrid.Event) error {
-	return publishVia(dispatch.New(dispatch.Options{Push: e}), subs, events...)
+	return publishVia(dispatch.New(dispatch.Options{Push: e, Budget: delivery.BudgetOf(e)}), subs, events...)
 }
 
 func publishVia(d *dispatch.Dispatcher, subs []*eventgrid.EventSubscription, events ...*eventgrid.Event) error {

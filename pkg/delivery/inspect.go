@@ -176,6 +176,21 @@ func (e *Engine) RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool)
 	return moved, true
 }
 
+// Status returns what sub's queue holds now, in the terms both delivery
+// modes share; ok is false when the engine has no queue for sub.
+func (e *Engine) Status(sub *eventgrid.EventSubscription) (inspect.Status, bool) {
+	st, ok := e.QueueStats(sub)
+	if !ok {
+		return inspect.Status{}, false
+	}
+	return inspect.Status{
+		Ready: st.Ready, Waiting: st.Backoff[0] + st.Backoff[1] + st.Scheduled, InFlight: st.InFlight,
+		ConcurrencyLimit: st.ConcurrencyLimit,
+		Failures:         st.Failures, LastFailure: st.LastFailure, LastError: st.LastError,
+		NextAttempt: st.NextAttempt, Oldest: st.Oldest, ProbationUntil: st.ProbationUntil,
+	}, true
+}
+
 func (e *Engine) queueOf(sub *eventgrid.EventSubscription) *queue {
 	e.mu.RLock()
 	defer e.mu.RUnlock()

@@ -147,31 +147,26 @@ func (s *Store) RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool) 
 	return moved, true
 }
 
-// Status is what a queue subscription's deliveryStatus shows of its queue.
-type Status struct {
-	Counts
-	// Oldest is when the broker accepted the oldest event the queue holds,
-	// zero when it holds none; NextDelayed when the earliest delayed event
-	// becomes available, zero when none is delayed.
-	Oldest, NextDelayed time.Time
-}
-
-// Status returns sub's status, and false if sub has no queue.
-func (s *Store) Status(sub *eventgrid.EventSubscription) (Status, bool) {
+// Status returns what sub's queue holds now, in the terms both delivery
+// modes share: available events are Ready, delayed ones Waiting (until
+// NextAttempt, the earliest delay's end) and locked ones InFlight; ok is
+// false if sub has no queue.
+func (s *Store) Status(sub *eventgrid.EventSubscription) (inspect.Status, bool) {
 	q := s.lookup(sub)
 	if q == nil {
-		return Status{}, false
+		return inspect.Status{}, false
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	st := Status{Counts: q.countsLocked()}
+	c := q.countsLocked()
+	st := inspect.Status{Ready: c.Available, Waiting: c.Delayed, InFlight: c.Locked}
 	q.eachLocked(func(e *entry) {
 		if st.Oldest.IsZero() || e.published.Before(st.Oldest) {
 			st.Oldest = e.published
 		}
 	})
 	if e := q.delays.first(); e != nil {
-		st.NextDelayed = e.readyAt
+		st.NextAttempt = e.readyAt
 	}
 	return st, true
 }

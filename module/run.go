@@ -26,7 +26,6 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
-	"github.com/edgegrid/edgegrid/pkg/schema"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
 	"github.com/edgegrid/edgegrid/pkg/storagequeue"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
@@ -257,7 +256,7 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 		Budget:      bud,
 		Push:        b.engine,
 		Queues:      b.pulled,
-		Transform:   convertSchema,
+		Transform:   registry.Convert,
 		PublishHold: publishHold(cfg),
 	}
 	if rep != nil {
@@ -397,22 +396,4 @@ func or(v, def string) string {
 		return def
 	}
 	return v
-}
-
-// convertSchema gives a subscription that asks for CloudEvents on an
-// EventGridSchema topic the converted event (docs/design.md#schema-conversion).
-// Publishing validated the
-// EventGridSchema event, so the conversion cannot fail on one; should it,
-// the event goes as it is rather than not at all.
-func convertSchema(dst []byte, topic eventgrid.Topic, sub *eventgrid.EventSubscription, ev *eventgrid.Event) []byte {
-	if !schema.Converts(topic.InputSchema, sub.EventDeliverySchema) {
-		return ev.Body
-	}
-	if ev.Converted { // built as its CloudEvent, and shared by every subscription
-		return ev.Body
-	}
-	if out, err := schema.AppendCloudEventOf(dst, ev); err == nil {
-		return out
-	}
-	return ev.Body
 }

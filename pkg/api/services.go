@@ -26,10 +26,10 @@ type Publisher interface {
 	// or nothing: it returns EQueueFull when the broker cannot hold them
 	// now (after holding them for room a little, until ctx is done) and
 	// EPayloadTooLarge when it never could. It returns how many
-	// events matched no subscription. It returns
-	// eventgrid.ErrSubscribersChanged for events built as their
-	// CloudEvents that a subscription now needs as published. It may keep
-	// the events' bodies, but not the Event structs nor the slice.
+	// events matched no subscription. Events built as their CloudEvents
+	// (eventgrid.Subscribers.CloudEventsOnly) that a subscription now needs
+	// as published, it restores first. It may keep the events' bodies, but
+	// not the Event structs nor the slice.
 	Publish(ctx context.Context, topic eventgrid.Topic, events []*eventgrid.Event) (unmatched int, err error)
 }
 

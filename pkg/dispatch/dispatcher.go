@@ -28,7 +28,8 @@ type Options struct {
 	// and delivery schema: its result may depend only on the topic, the
 	// subscription's EventDeliverySchema and the event, and the
 	// subscriptions of one schema share the copy. It returns ev.Body itself
-	// when nothing changes.
+	// when nothing changes. The broker's is registry.Convert, the schema
+	// conversion of the publish path, which the registry's router owns.
 	Transform func(dst []byte, topic eventgrid.Topic, sub *eventgrid.EventSubscription, ev *eventgrid.Event) []byte
 	// Metrics, if not nil, counts the deliveries refused at publish.
 	Metrics Metrics

@@ -24,6 +24,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/filter"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
@@ -182,16 +183,13 @@ type broker struct {
 func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger, lc *lifecycle) *broker {
 	b := &broker{edge: out.edge}
 	b.newBoard(cfg)
-	pullMetrics := b.startModes(cfg, out, rep, prom, log, lc)
+	b.startModes(cfg, out, rep, prom, log, lc)
 	b.startBoard(lc)
 	// The dead-letter writer is told too: a deleted subscription's letters
 	// waiting for storage leave the budget at once. The board is told
 	// first, so that a new subscription's record is there before its
 	// queue.
 	obs := observers{b.board, b.dispatcher, out.hooks, out.queues, b.deadLetters}
-	if pullMetrics != nil {
-		obs = append(obs, pullMetrics)
-	}
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
 	apiOpts.Status = b.dispatcher
@@ -204,6 +202,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
 		rep.CollectHeld(b.dispatcher.Holdings)
+		rep.CollectQueues(b.pulled.Stats)
 		obs = append(obs, rep)
 		apiOpts.Metrics = rep
 	}
@@ -224,9 +223,9 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 }
 
 // startModes starts the delivery side: the dead-letter writer, the push
-// engine and the queue store, each added to lc, and the dispatcher over
-// them, sharing one budget. It returns the queue store's metrics, if any.
-func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, log zerolog.Logger, lc *lifecycle) *metrics.Pull {
+// engine and the queue store, each added to lc, reporting through one
+// reporter, and the dispatcher over them, sharing one budget.
+func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, log zerolog.Logger, lc *lifecycle) {
 	dlOpts := deadletter.Options{
 		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
 		MaxWait:       time.Duration(cfg.DeadLetterMaxWaitSeconds) * time.Second,
@@ -238,19 +237,21 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 	// The dead letters get what is left of the stop timeout, and a second
 	// at least.
 	lc.add("deadletter", atLeast(time.Second, b.deadLetters.Close))
+	// What happens to deliveries, push or queue, is told once, by one
+	// reporter, to the logs, the metrics, the board and the dead letters.
+	outOpts := outcome.Options{DeliveryLogs: deliveryLogs(cfg), Board: b.board, DeadLetterer: b.deadLetters}
+	if rep != nil {
+		outOpts.Metrics = rep
+	}
+	reports := outcome.New(outOpts, log)
 	// One budget for both modes, which the dispatcher claims for every
 	// request and the modes give back as their events go.
 	bud := budget.New(budgetLimits(cfg))
 	engineOpts := deliveryOptions(cfg)
-	engineOpts.DeadLetterer, engineOpts.Board, engineOpts.Budget = b.deadLetters, b.board, bud
-	var engineMetrics delivery.Metrics
-	if rep != nil {
-		engineMetrics = rep
-	}
-	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
+	engineOpts.Reporter, engineOpts.Budget = reports, bud
+	b.engine = delivery.New(engineOpts, out.router, nil, log)
 	lc.add("delivery", b.engine.Close)
-	var pullMetrics *metrics.Pull
-	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, b.board, prom, log)
+	b.pulled = newQueues(cfg, reports, log)
 	lc.add("pull", b.pulled.Close)
 	dispatchOpts := dispatch.Options{
 		Budget:      bud,
@@ -263,7 +264,6 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 		dispatchOpts.Metrics = rep
 	}
 	b.dispatcher = dispatch.New(dispatchOpts)
-	return pullMetrics
 }
 
 // openListeners opens the listeners inbound__serverAuth__tlsPolicy asks

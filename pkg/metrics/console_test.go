@@ -50,7 +50,7 @@ func TestConsole_Report(t *testing.T) {
 		{"subscription", "subscription metrics", map[string]any{"topic": "T1", "subscription": "s1"}, map[string]any{
 			"deliverySuccessCounts": 3.0, "deliveryFailureCounts": 1.0, "deliveryAttemptsCount": 4.0,
 			"expiredCounts": 3.0, "deliverySuccessLatencyMsMean": 15.0, "systemDelayForFirstAttemptMsMean": 6.0,
-			"dropped":    map[string]any{"expired": 1.0, "max_attempts": 2.0, "shutdown": 3.0},
+			"dropped":    map[string]any{"TimeToLiveExceeded": 1.0, "MaxDeliveryAttemptsExceeded": 2.0, "Shutdown": 3.0},
 			"queueReady": 1.0, "queueBackoff1": 2.0, "queueBackoff2": 1.0,
 		}},
 		{"broker", "broker metrics", nil, map[string]any{

@@ -8,31 +8,19 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/inspect"
-	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 )
 
-// newQueues builds the queue subscriptions' store. Its events count in
-// the broker's budget, which the dispatcher claims for them.
-func newQueues(cfg config.Config, dl eventgrid.DeadLetterer, board *inspect.Board, prom *metrics.Prometheus, log zerolog.Logger) (*pull.Store, *metrics.Pull) {
-	o := pull.Options{
-		MaxWaiting:   cfg.MaxWaitingReceives,
-		TimeScale:    float64(cfg.QueueTimeScale),
-		DeadLetterer: dl,
-		DeliveryLogs: deliveryLogs(cfg),
-		Board:        board,
-	}
-	var m *metrics.Pull
-	if prom != nil {
-		m = prom.Pull()
-		o.Metrics = m
-	}
-	s := pull.New(o, log)
-	if m != nil {
-		m.Collect(s.Stats)
-	}
-	return s, m
+// newQueues builds the queue subscriptions' store, which reports through
+// out. Its events count in the broker's budget, which the dispatcher
+// claims for them.
+func newQueues(cfg config.Config, out *outcome.Reporter, log zerolog.Logger) *pull.Store {
+	return pull.New(pull.Options{
+		MaxWaiting: cfg.MaxWaitingReceives,
+		TimeScale:  float64(cfg.QueueTimeScale),
+		Reporter:   out,
+	}, log)
 }
 
 // receiveGrace is how long receive answers being written get to finish at

@@ -24,9 +24,9 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/filter"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/registry"
-	"github.com/edgegrid/edgegrid/pkg/schema"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
 	"github.com/edgegrid/edgegrid/pkg/storagequeue"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
@@ -189,16 +189,13 @@ type broker struct {
 func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger, lc *lifecycle) *broker {
 	b := &broker{edge: out.edge}
 	b.newBoard(cfg)
-	pullMetrics := b.startModes(cfg, out, rep, prom, log, lc)
+	b.startModes(cfg, out, rep, prom, log, lc)
 	b.startBoard(lc)
 	// The dead-letter writer is told too: a deleted subscription's letters
 	// waiting for storage leave the budget at once. The board is told
 	// first, so that a new subscription's record is there before its
 	// queue.
 	obs := observers{b.board, b.dispatcher, out.hooks, out.queues, b.deadLetters, &b.reconciler}
-	if pullMetrics != nil {
-		obs = append(obs, pullMetrics)
-	}
 	apiOpts := apiOptions(cfg)
 	apiOpts.Authenticator = sec.auth
 	apiOpts.Status = b.dispatcher
@@ -211,6 +208,7 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
 		rep.CollectHeld(b.dispatcher.Holdings)
+		rep.CollectQueues(b.pulled.Stats)
 		obs = append(obs, rep)
 		apiOpts.Metrics = rep
 	}
@@ -231,9 +229,9 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 }
 
 // startModes starts the delivery side: the dead-letter writer, the push
-// engine and the queue store, each added to lc, and the dispatcher over
-// them, sharing one budget. It returns the queue store's metrics, if any.
-func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, log zerolog.Logger, lc *lifecycle) *metrics.Pull {
+// engine and the queue store, each added to lc, reporting through one
+// reporter, and the dispatcher over them, sharing one budget.
+func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, log zerolog.Logger, lc *lifecycle) {
 	dlOpts := deadletter.Options{
 		FlushInterval: time.Duration(cfg.DeadLetterFlushIntervalSeconds) * time.Second,
 		MaxWait:       time.Duration(cfg.DeadLetterMaxWaitSeconds) * time.Second,
@@ -245,30 +243,33 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 	// The dead letters get what is left of the stop timeout, and a second
 	// at least.
 	lc.add("deadletter", atLeast(time.Second, b.deadLetters.Close))
-	engineOpts := deliveryOptions(cfg)
-	engineOpts.DeadLetterer, engineOpts.Board = b.deadLetters, b.board
-	var engineMetrics delivery.Metrics
+	// What happens to deliveries, push or queue, is told once, by one
+	// reporter, to the logs, the metrics, the board and the dead letters.
+	outOpts := outcome.Options{DeliveryLogs: deliveryLogs(cfg), Board: b.board, DeadLetterer: b.deadLetters}
 	if rep != nil {
-		engineMetrics = rep
+		outOpts.Metrics = rep
 	}
-	b.engine = delivery.New(engineOpts, out.router, engineMetrics, log)
+	reports := outcome.New(outOpts, log)
+	// One budget for both modes, which the dispatcher claims for every
+	// request and the modes give back as their events go.
+	bud := budget.New(budgetLimits(cfg))
+	engineOpts := deliveryOptions(cfg)
+	engineOpts.Reporter, engineOpts.Budget = reports, bud
+	b.engine = delivery.New(engineOpts, out.router, nil, log)
 	lc.add("delivery", b.engine.Close)
-	var pullMetrics *metrics.Pull
-	b.pulled, pullMetrics = newQueues(cfg, b.deadLetters, b.board, prom, log)
+	b.pulled = newQueues(cfg, reports, log)
 	lc.add("pull", b.pulled.Close)
 	dispatchOpts := dispatch.Options{
-		Budget:      engineOpts.Budget,
+		Budget:      bud,
 		Push:        b.engine,
 		Queues:      b.pulled,
-		Transform:   convertSchema,
+		Transform:   registry.Convert,
 		PublishHold: publishHold(cfg),
-		Board:       b.board,
 	}
 	if rep != nil {
 		dispatchOpts.Metrics = rep
 	}
 	b.dispatcher = dispatch.New(dispatchOpts)
-	return pullMetrics
 }
 
 // openListeners opens the listeners inbound__serverAuth__tlsPolicy asks
@@ -314,16 +315,21 @@ func deliveryOptions(cfg config.Config) delivery.Options {
 		DeliverTimeout:             time.Duration(cfg.DeliverTimeoutSeconds) * time.Second,
 		MaxConcurrent:              cfg.MaxConcurrentDeliveries,
 		MaxPerSubscription:         cfg.MaxDeliveriesPerSubscription,
-		Budget: budget.New(budget.Limits{
-			Events:                int64(cfg.MaxQueuedEvents),
-			Bytes:                 cfg.MaxQueuedBytes,
-			EventsPerSubscription: int64(cfg.MaxQueuedEventsPerSubscription),
-			BytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
-		}),
-		DefaultSchedule:        eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
-		ExponentialScale:       float64(cfg.ExponentialScale),
-		ProbationAfterFailures: cfg.ProbationAfterFailures,
-		DeliveryLogs:           deliveryLogs(cfg),
+		DefaultSchedule:            eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
+		ExponentialScale:           float64(cfg.ExponentialScale),
+		ProbationAfterFailures:     cfg.ProbationAfterFailures,
+		DeliveryLogs:               deliveryLogs(cfg),
+	}
+}
+
+// budgetLimits are the bounds of the broker's budget
+// (docs/delivery.md#bounded-queues).
+func budgetLimits(cfg config.Config) budget.Limits {
+	return budget.Limits{
+		Events:                int64(cfg.MaxQueuedEvents),
+		Bytes:                 cfg.MaxQueuedBytes,
+		EventsPerSubscription: int64(cfg.MaxQueuedEventsPerSubscription),
+		BytesPerSubscription:  cfg.MaxQueuedBytesPerSubscription,
 	}
 }
 
@@ -397,22 +403,4 @@ func or(v, def string) string {
 		return def
 	}
 	return v
-}
-
-// convertSchema gives a subscription that asks for CloudEvents on an
-// EventGridSchema topic the converted event (docs/design.md#schema-conversion).
-// Publishing validated the
-// EventGridSchema event, so the conversion cannot fail on one; should it,
-// the event goes as it is rather than not at all.
-func convertSchema(dst []byte, topic eventgrid.Topic, sub *eventgrid.EventSubscription, ev *eventgrid.Event) []byte {
-	if !schema.Converts(topic.InputSchema, sub.EventDeliverySchema) {
-		return ev.Body
-	}
-	if ev.Converted { // built as its CloudEvent, and shared by every subscription
-		return ev.Body
-	}
-	if out, err := schema.AppendCloudEventOf(dst, ev); err == nil {
-		return out
-	}
-	return ev.Body
 }

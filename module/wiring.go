@@ -15,6 +15,8 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
+	"github.com/edgegrid/edgegrid/pkg/pull"
 )
 
 // observers tells several observers about every subscription change, in
@@ -94,11 +96,12 @@ func (l *lateReconciler) TopicDeleted(t eventgrid.Topic) {
 // /metrics) or Console (logged periodically); both measure the same things.
 type reporter interface {
 	api.Metrics
-	delivery.Metrics
+	outcome.Metrics
 	dispatch.Metrics
 	eventgrid.SubscriptionObserver
 	Collect(func() delivery.Stats)
 	CollectHeld(func() dispatch.Holdings)
+	CollectQueues(func() []pull.SubscriptionCounts)
 }
 
 // newReporter returns the configured reporter, its /metrics handler (nil

@@ -57,15 +57,19 @@ func TestCloud_Schedule(t *testing.T) {
 func TestCloud_StatusClasses(t *testing.T) {
 	b := startBroker(t, cloudEnv())
 	createTopic(t, b.URL, "t", "EventGridSchema")
+	// The reason names the answer's outcome, as a dead letter's
+	// deadLetterReason does.
+	reasons := map[int]string{400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 410: "NotFound", 413: "PayloadTooLarge"}
 	for _, code := range []int{400, 401, 403, 404, 410, 413} {
 		t.Run(fmt.Sprint("NeverRetried", code), func(t *testing.T) {
 			k := newSink(t, func(int, *http.Request) int { return code })
 			name := fmt.Sprint("s", code)
 			createSubscription(t, b.URL, "t", name, cloudSub(k.URL))
 			publish(t, b.URL, "t", egEvents(name, 1))
+			reason := "UndeliverableDueToHttp" + reasons[code]
 			eventually(t, 10*time.Second, func() error {
-				if v, _ := mustScrape(t, b.URL).value("eventgrid_events_dropped_total", "subscription", name, "reason", "undeliverable"); v != 1 {
-					return fmt.Errorf("dropped as undeliverable: %v", v)
+				if v, _ := mustScrape(t, b.URL).value("eventgrid_events_dropped_total", "subscription", name, "reason", reason); v != 1 {
+					return fmt.Errorf("dropped as %s: %v", reason, v)
 				}
 				return nil
 			})

@@ -67,7 +67,7 @@ func TestDelivery_RetryPolicy(t *testing.T) {
 			return nil
 		})
 		drop := b.Logs("event dropped by retry policy")[0]
-		if drop["reason"] != "max_attempts" || drop["eventId"] != "e0" || drop["subscription"] != "s" {
+		if drop["reason"] != "MaxDeliveryAttemptsExceeded" || drop["eventId"] != "e0" || drop["subscription"] != "s" {
 			t.Errorf("drop log line %v", drop)
 		}
 		if n := len(k.requests()); n != 3 {
@@ -90,8 +90,8 @@ func TestDelivery_RetryPolicy(t *testing.T) {
 			}
 			return nil
 		})
-		if r := b.Logs("event dropped by retry policy")[0]["reason"]; r != "expired" {
-			t.Errorf("reason %v, want expired", r)
+		if r := b.Logs("event dropped by retry policy")[0]["reason"]; r != "TimeToLiveExceeded" {
+			t.Errorf("reason %v, want TimeToLiveExceeded", r)
 		}
 		for _, r := range k.requests() {
 			if r.at.Sub(start) > 1500*time.Millisecond {

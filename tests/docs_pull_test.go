@@ -24,7 +24,7 @@ func runPullDeliveryPage(t *testing.T, p *doctest.Page) {
 	// Building the broker may take a while on a cold build cache.
 	s.run(setup[0], 5*time.Minute, nil, `"name":"orders"`, `"name":"app1"`, `"deliveryMode":"Queue"`)
 
-	out := s.run(curl[0], time.Minute, nil, "eventgrid_queue_received_total")
+	out := s.run(curl[0], time.Minute, nil, "eventgrid_subscription_delivery_attempts_total")
 	if n := strings.Count(out, `"lockToken":"`); n != 4 {
 		t.Fatalf("the receive handed out %d events, want the 4 published:\n%s", n, out)
 	}

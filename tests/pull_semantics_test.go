@@ -40,7 +40,7 @@ func TestPull_MaxDeliveryCount(t *testing.T) {
 		t.Fatalf("acknowledging an expired lock: %+v, %v; want TokenLost and no error", res.AcknowledgeEventsResult, err)
 	}
 	eventually(t, 20*time.Second, func() error {
-		if n := p.metric(t, `eventgrid_queue_dropped_total{reason="MaxDeliveryCountExceeded",subscription="q",topic="t"}`); n != 1 {
+		if n := p.metric(t, `eventgrid_events_dropped_total{reason="MaxDeliveryCountExceeded",subscription="q",topic="t"}`); n != 1 {
 			return fmt.Errorf("dropped %v, want 1", n)
 		}
 		return nil
@@ -161,8 +161,8 @@ func TestPull_Conservation(t *testing.T) {
 	}
 	final := func() (ackedN, rejected, exhausted float64) {
 		return p.metric(t, `eventgrid_queue_settled_total{kind="acknowledge",subscription="q",topic="t"}`),
-			p.metric(t, `eventgrid_queue_dropped_total{reason="Rejected",subscription="q",topic="t"}`),
-			p.metric(t, `eventgrid_queue_dropped_total{reason="MaxDeliveryCountExceeded",subscription="q",topic="t"}`)
+			p.metric(t, `eventgrid_events_dropped_total{reason="Rejected",subscription="q",topic="t"}`),
+			p.metric(t, `eventgrid_events_dropped_total{reason="MaxDeliveryCountExceeded",subscription="q",topic="t"}`)
 	}
 	start := time.Now()
 	eventually(t, 120*time.Second, func() error {
@@ -256,7 +256,7 @@ func TestPull_DeadLetter(t *testing.T) {
 				key, ev["lastdeliveryattempttime"], ev["lasthttpstatuscode"])
 		}
 	}
-	if n := p.metric(t, `eventgrid_queue_dead_lettered_total{reason="MaxDeliveryCountExceeded",subscription="q",topic="t"}`); n != 2 {
+	if n := p.metric(t, `eventgrid_subscription_dead_lettered_total{reason="MaxDeliveryCountExceeded",subscription="q",topic="t"}`); n != 2 {
 		t.Errorf("dead-lettered past their delivery count: %v, want 2", n)
 	}
 }

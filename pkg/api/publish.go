@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"math"
 	"net/http"
 	"sync"
@@ -176,13 +175,6 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Su
 		return 0, 0, err
 	}
 	unmatched, err = s.publisher.Publish(c.Request().Context(), topic, events)
-	if errors.Is(err, eventgrid.ErrSubscribersChanged) {
-		scratch.ToCloudEvents = false
-		if events, err = decode(scratch, mode, topic, body, h, param(c, "id"), now); err != nil {
-			return 0, 0, err
-		}
-		unmatched, err = s.publisher.Publish(c.Request().Context(), topic, events)
-	}
 	if err != nil {
 		if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
 			return 0, 0, s.queueFull(err)

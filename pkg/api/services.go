@@ -7,7 +7,6 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/pull"
-	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
 // Resources are the topics and event subscriptions the management routes
@@ -27,10 +26,10 @@ type Publisher interface {
 	// or nothing: it returns EQueueFull when the broker cannot hold them
 	// now (after holding them for room a little, until ctx is done) and
 	// EPayloadTooLarge when it never could. It returns how many
-	// events matched no subscription. It returns
-	// eventgrid.ErrSubscribersChanged for events built as their
-	// CloudEvents that a subscription now needs as published. It may keep
-	// the events' bodies, but not the Event structs nor the slice.
+	// events matched no subscription. Events built as their CloudEvents
+	// (eventgrid.Subscribers.CloudEventsOnly) that a subscription now needs
+	// as published, it restores first. It may keep the events' bodies, but
+	// not the Event structs nor the slice.
 	Publish(ctx context.Context, topic eventgrid.Topic, events []*eventgrid.Event) (unmatched int, err error)
 }
 
@@ -44,10 +43,11 @@ type Admitter interface {
 	Admit(ctx context.Context, bytes int64) error
 }
 
-// Status reports a subscription's deliveryStatus (the dispatcher), nil
-// when there is none to report.
+// Status reports what a subscription's delivery mode holds of it now (the
+// dispatcher), for its deliveryStatus; ok is false when there is nothing
+// to report.
 type Status interface {
-	DeliveryStatus(sub *eventgrid.EventSubscription) *resource.DeliveryStatus
+	Status(sub *eventgrid.EventSubscription) (st inspect.Status, ok bool)
 }
 
 // Board is the inspection board (package inspect): the record of each

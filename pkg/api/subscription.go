@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-
+	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/resource"
 )
 
@@ -93,8 +93,15 @@ func (s *Server) deleteSubscription(c echo.Context) error {
 // when the broker reports one.
 func (s *Server) subscription(sub *eventgrid.EventSubscription) resource.Subscription {
 	r := resource.NewSubscription(sub, s.opts.IDPrefix)
-	if s.opts.Status != nil {
-		r.Properties.DeliveryStatus = s.opts.Status.DeliveryStatus(sub)
+	if s.opts.Status == nil {
+		return r
+	}
+	if st, ok := s.opts.Status.Status(sub); ok {
+		var tot inspect.Totals
+		if s.opts.Board != nil {
+			tot = s.opts.Board.Subscription(sub.UID).Totals()
+		}
+		r.Properties.DeliveryStatus = resource.NewDeliveryStatus(sub.IsQueue(), st, tot)
 	}
 	return r
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
@@ -100,10 +101,10 @@ func TestWriter_ShapesAndLayout(t *testing.T) {
 	w.DeadLetter(letter(eg, `{"id":"1","topic":"t1","subject":"s","eventType":"T","eventTime":"2026-01-01T00:00:00Z","data":{"a":1},"dataVersion":"1","metadataVersion":"1"}`,
 		"UndeliverableDueToHttpBadRequest", 400, delivery.OutcomeBadRequest, &done))
 	w.DeadLetter(letter(eg, `{"id":"2","topic":"t1","subject":"s","eventType":"T","eventTime":"2026-01-01T00:00:00Z","data":{},"dataVersion":"1","metadataVersion":"1"}`,
-		delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done))
+		string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done))
 	w.DeadLetter(letter(ce, `{"specversion":"1.0","id":"c1","source":"src","type":"T","data":{"x":true}}`,
-		delivery.ReasonTimeToLive, 0, delivery.OutcomeTimedOut, &done))
-	w.DeadLetter(letter(custom, ` {"my":"event", "n": [1, 2]} `, delivery.ReasonMaxDeliveryAttempts, 503, delivery.OutcomeBusy, &done))
+		string(outcome.TimeToLiveExceeded), 0, delivery.OutcomeTimedOut, &done))
+	w.DeadLetter(letter(custom, ` {"my":"event", "n": [1, 2]} `, string(outcome.MaxDeliveryAttemptsExceeded), 503, delivery.OutcomeBusy, &done))
 	brokertest.Eventually(t, 30*time.Second, func() error {
 		if done.Load() != 4 {
 			return fmt.Errorf("%d of 4 letters done", done.Load())
@@ -152,7 +153,7 @@ func TestWriter_ShapesAndLayout(t *testing.T) {
 	data, _ := json.Marshal(cu["data"])
 	if string(data) != `{"my":"event","n":[1,2]}` || cu["eventType"] != deadletter.CustomEventType || cu["topic"] != "t1" ||
 		cu["subject"] != "/topics/t1/eventSubscriptions/customSub" || cu["metadataVersion"] != "1" || cu["dataVersion"] == nil ||
-		cu["eventTime"] != "2026-02-03T04:05:06.7000000Z" || cu["deadLetterReason"] != delivery.ReasonMaxDeliveryAttempts ||
+		cu["eventTime"] != "2026-02-03T04:05:06.7000000Z" || cu["deadLetterReason"] != string(outcome.MaxDeliveryAttemptsExceeded) ||
 		cu["lastDeliveryOutcome"] != "Busy" || len(cu["id"].(string)) != 36 {
 		t.Errorf("CustomEventSchema dead letter %v", cu)
 	}
@@ -175,7 +176,7 @@ func TestWriter_StorageDownThenBack(t *testing.T) {
 	var done atomic.Int64
 	az.Stop()
 	for i := range 20 {
-		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"%d","data":{}}`, i), delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done))
+		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"%d","data":{}}`, i), string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done))
 	}
 	brokertest.Eventually(t, 10*time.Second, func() error {
 		if m.failed.Load() < 2 {
@@ -214,7 +215,7 @@ func TestWriter_WrongKeyReportedThenDropped(t *testing.T) {
 		MaxWait: 2 * time.Second, Metrics: m}, zerolog.New(logs))
 	defer w.Close(context.Background())
 	var done atomic.Int64
-	w.DeadLetter(letter(sub("s", eventgrid.EventGridSchema, connStr), `{"id":"1","data":{}}`, delivery.ReasonTimeToLive, 0, delivery.OutcomeTimedOut, &done))
+	w.DeadLetter(letter(sub("s", eventgrid.EventGridSchema, connStr), `{"id":"1","data":{}}`, string(outcome.TimeToLiveExceeded), 0, delivery.OutcomeTimedOut, &done))
 	brokertest.Eventually(t, 10*time.Second, func() error {
 		if m.dropped.Load() != 1 || done.Load() != 1 {
 			return fmt.Errorf("dropped %d, done %d", m.dropped.Load(), done.Load())
@@ -246,7 +247,7 @@ func TestWriter_Backlog(t *testing.T) {
 	s := sub("s", eventgrid.EventGridSchema, connStr)
 	var done atomic.Int64
 	small := func(i int) eventgrid.DeadLetter {
-		return letter(s, fmt.Sprintf(`{"id":"%03d","data":{}}`, i), delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done)
+		return letter(s, fmt.Sprintf(`{"id":"%03d","data":{}}`, i), string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done)
 	}
 	waitDone := func(n int64) {
 		t.Helper()
@@ -283,7 +284,7 @@ func TestWriter_Backlog(t *testing.T) {
 	big := strings.Repeat("x", 1480)
 	before := done.Load()
 	for i := range 4 {
-		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"b%d","data":%q}`, i, big), delivery.ReasonMaxDeliveryAttempts, 500, delivery.OutcomeAborted, &done))
+		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"b%d","data":%q}`, i, big), string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done))
 	}
 	waitDone(before + 1)
 	if n := done.Load(); n >= 354 {

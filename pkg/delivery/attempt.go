@@ -6,47 +6,36 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // taken is a batch with the queue items it came from, and what taking and
-// completing it left to do once the queue's lock is released: log lines,
-// drop counts and dead letters. A worker reuses one for all its batches, so
-// senders must not keep a Batch after Send returns.
+// completing it left to report once the queue's lock is released (see
+// flush). A worker reuses one for all its batches, so senders must not
+// keep a Batch after Send returns.
 type taken struct {
 	Batch
-	items   []item
-	notes   []note
-	drops   []dropCount
-	letters []eventgrid.DeadLetter
-	// What the inspection API is told (inspect.go): the record, the
-	// outcomes for those watching, the events given up on, and the
-	// request's end, duration, status and error.
-	rec     *inspect.Sub
-	outs    []outNote
-	gaveUp  []inspect.GivenUp
-	ended   time.Time
-	took    time.Duration
-	status  int
-	errText string
+	items []item
+	// rec is the record of the attempt, begun and then ended; gaveUp the
+	// events given up on; outs, while someone watches, each event's
+	// outcome; firsts the first attempts' delays.
+	rec    outcome.Record
+	gaveUp []outcome.Record
+	outs   []outcome.Event
+	firsts []time.Duration
+	// took is how long the request took.
+	took time.Duration
 	// released is set, under the queue's lock, when the subscription is
 	// deleted while the batch is in flight: its events have left the
 	// budget already.
 	released bool
 }
 
-// dropCount is a number of events dropped for one reason.
-type dropCount struct {
-	reason DropReason
-	n      int
-}
-
-// serve takes one batch from the queue and sends it.
+// serve takes one batch from the queue, sends it and records its outcome.
 func (q *queue) serve(w *worker) {
-	e := q.e
 	b := &w.b
 	q.mu.Lock()
-	now := e.clock.Now()
+	now := q.e.clock.Now()
 	ok := q.takeLocked(now, b)
 	if ok {
 		q.inflight++
@@ -54,15 +43,39 @@ func (q *queue) serve(w *worker) {
 	}
 	q.scheduleLocked() // more to send: back in line behind the others
 	q.mu.Unlock()
-	b.flush(e)
+	q.flush(b, false)
 	if !ok {
 		return
 	}
+	q.started(b, now)
+	err, begun, end := q.send(w, b, now)
+	res := Classify(err)
+
+	q.mu.Lock()
+	q.landLocked(b)
+	q.completeLocked(b, err, res, begun, end)
+	q.scheduleLocked()
+	q.mu.Unlock()
+	q.flush(b, true)
+}
+
+// started reports the attempt b begins at now.
+func (q *queue) started(b *taken, now time.Time) {
+	b.firsts = b.firsts[:0]
 	for i := range b.items {
 		if it := &b.items[i]; it.attempts == 1 {
-			e.metrics.FirstAttempt(b.Subscription, now.Sub(it.s.Accepted))
+			b.firsts = append(b.firsts, now.Sub(it.s.Accepted))
 		}
 	}
+	b.rec = outcome.Record{Kind: outcome.Started, Sub: b.Subscription, Time: now, Events: len(b.items), FirstDelays: b.firsts}
+	q.out.Report(&b.rec)
+}
+
+// send makes b's request, which the watchdog follows, and returns its
+// error (which explains a request the watchdog cancelled), and when it
+// began, in ns since Engine.epoch, and ended. b.took is how long it took.
+func (q *queue) send(w *worker, b *taken, now time.Time) (err error, begun int64, end time.Time) {
+	e := q.e
 	ctx, cancel := context.WithTimeout(e.sendCtx, e.opts.DeliverTimeout)
 	// The watchdog reads cancel after seeing the state flying, and before
 	// this worker can start another request (see worker).
@@ -72,13 +85,12 @@ func (q *queue) serve(w *worker) {
 	e.inFlight.Add(1)
 	e.watching() // after counting the request: see unwatch
 	start := time.Now()
-	err := e.sender.Send(ctx, &b.Batch)
+	err = e.sender.Send(ctx, &b.Batch)
 	cancel()
-	took := time.Since(start)
-	end := e.clock.Now()
-	begun := w.start.Load()
-	res := Classify(err)
-	if err == nil || res.StatusCode != 0 {
+	b.took = time.Since(start)
+	end = e.clock.Now()
+	begun = w.start.Load()
+	if err == nil || Classify(err).StatusCode != 0 {
 		// Noted before the request stops counting as stalled: see hung.
 		q.noteAnswer(e.nanos(end) - begun)
 		storeMax(&q.answered, begun)
@@ -87,31 +99,35 @@ func (q *queue) serve(w *worker) {
 	if e.inFlight.Add(-1) == 0 {
 		e.unwatch()
 	}
-	if n := acceptedOf(err, len(b.items)); n > 0 {
-		// The destination took the first n: they count as delivered.
-		e.metrics.Attempt(b.Subscription, n, took, nil)
-		e.metrics.Attempt(b.Subscription, len(b.items)-n, took, err)
-	} else {
-		e.metrics.Attempt(b.Subscription, len(b.items), took, err)
-	}
-	res = Classify(err)
-	q.recordAttempt(b, err, res, took, end)
-	b.ended, b.took = end, took
+	return err, begun, end
+}
 
-	q.mu.Lock()
+// landLocked takes b, whose request ended, off the requests in flight.
+func (q *queue) landLocked(b *taken) {
 	q.inflight--
 	for i, f := range q.flying {
 		if f == b {
 			last := len(q.flying) - 1
 			q.flying[i], q.flying[last] = q.flying[last], nil
 			q.flying = q.flying[:last]
-			break
+			return
 		}
 	}
-	q.completeLocked(b, err, res, begun, end)
-	q.scheduleLocked()
-	q.mu.Unlock()
-	b.flush(e)
+}
+
+// flush reports, with no lock held, what taking or completing b left to
+// report: the attempt's end (when ended), then the events given up on.
+func (q *queue) flush(b *taken, ended bool) {
+	if ended {
+		q.out.Report(&b.rec)
+	}
+	for i := range b.gaveUp {
+		q.out.Report(&b.gaveUp[i])
+	}
+	clear(b.gaveUp)
+	clear(b.outs)
+	b.gaveUp, b.outs = b.gaveUp[:0], b.outs[:0]
+	b.rec = outcome.Record{}
 }
 
 // settle ends the watchdog's count of a request that ended with flags,
@@ -149,11 +165,11 @@ func (q *queue) takeLocked(now time.Time, b *taken) bool {
 	for q.ready.len() > 0 && len(b.items) < maxEvents {
 		it := q.ready.front()
 		if now.Sub(it.s.Accepted) > q.pol.TTL {
-			q.dropLocked(q.ready.pop(), DropExpired, now, b)
+			q.dropLocked(q.ready.pop(), outcome.TimeToLiveExceeded, now, b)
 			continue
 		}
 		if int(it.attempts) >= q.pol.MaxAttempts { // the policy was lowered meanwhile
-			q.dropLocked(q.ready.pop(), DropMaxAttempts, now, b)
+			q.dropLocked(q.ready.pop(), outcome.MaxDeliveryAttemptsExceeded, now, b)
 			continue
 		}
 		n := len(it.body)
@@ -209,43 +225,53 @@ func (q *queue) promoteLocked(now int64) {
 	}
 }
 
-// completeLocked records the outcome of a batch: delivered events leave the
-// queue; failed ones move, each on its own, to the list their retry policy
-// gives, or are dropped by it.
+// completeLocked records the end of b's attempt in b.rec: delivered events
+// leave the queue; failed ones move, each on its own, to the list their
+// retry policy gives, or are given up on by it.
 func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now time.Time) {
-	e := q.e
-	nowNs := e.nanos(now)
+	b.rec = outcome.Record{Kind: outcome.Attempted, Sub: q.sub, Time: now, Events: len(b.items),
+		Attempt: b.DeliveryCount + 1, Status: res.StatusCode, Err: err, Latency: b.took}
 	released := b.released // the subscription was deleted meanwhile
 	b.released = false
-	if err == nil {
-		if !released {
-			for i := range b.items {
-				q.deliveredItem(&b.items[i], now)
-			}
-		}
-		q.proven = true
-		q.failures, q.probation = 0, 0
-		q.ctl.answered(false)
-		q.ctl.succeeded(nowNs, e.opts.MaxPerSubscription)
-		q.noteOutcomesLocked(b, inspect.OutcomeDelivered, b.items)
-		if e.opts.LogDeliverySuccess {
-			b.notes = append(b.notes, note{kind: noteDelivered, events: len(b.items), attempt: b.DeliveryCount})
-		}
-		return
+	n := len(b.items)
+	if err != nil {
+		n = acceptedOf(err, n)
 	}
-	if n := acceptedOf(err, len(b.items)); n > 0 {
-		// The destination took these before it failed: they leave the
-		// queue, and only the rest are retried.
-		if !released {
-			for i := range b.items[:n] {
-				q.deliveredItem(&b.items[i], now)
-			}
+	// The destination took these, all or the first n before it failed:
+	// they leave the queue, and only the rest are retried.
+	if !released {
+		for i := range b.items[:n] {
+			q.deliveredItem(&b.items[i], now)
 		}
-		q.noteOutcomesLocked(b, inspect.OutcomeDelivered, b.items[:n])
+	}
+	q.noteOutcomesLocked(b, b.items[:n])
+	if err == nil {
+		q.succeededLocked(now)
+	} else {
 		rest := copy(b.items, b.items[n:])
 		clear(b.items[rest:])
 		b.items = b.items[:rest]
+		b.rec.Failed = rest
+		q.failedLocked(b, err, res, start, now, released)
 	}
+	b.rec.Outcomes = b.outs
+}
+
+// succeededLocked notes that an attempt succeeded at now.
+func (q *queue) succeededLocked(now time.Time) {
+	q.proven = true
+	q.failures, q.probation = 0, 0
+	q.ctl.answered(false)
+	q.ctl.succeeded(q.e.nanos(now), q.e.opts.MaxPerSubscription)
+}
+
+// failedLocked notes that an attempt of b, begun at start, failed at now
+// with err, and moves b's events, each on its own, to the list their retry
+// policy gives, or gives up on them; not when released, as the
+// subscription's deletion took them already.
+func (q *queue) failedLocked(b *taken, err error, res Result, start int64, now time.Time, released bool) {
+	e := q.e
+	nowNs := e.nanos(now)
 	q.failures++
 	q.ctl.answered(res.Outcome == OutcomeBusy)
 	if res.Outcome == OutcomeBusy {
@@ -255,14 +281,8 @@ func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now
 	// (errtext.go); the log line below keeps err as it is.
 	q.lastFailure, q.lastError = now, ErrorText(err)
 	q.noteErrorLocked(res, q.lastError)
-	b.status, b.errText = res.StatusCode, q.lastError
-	if e.opts.LogDeliveryFailure {
-		if ok, suppressed := q.allowLogLocked(logFailure, now); ok {
-			b.notes = append(b.notes, note{kind: noteFailed, events: len(b.items), attempt: b.DeliveryCount + 1, err: err, suppressed: suppressed})
-		}
-	}
 	if released {
-		return // detach released and counted the events
+		return
 	}
 	if q.pol.Schedule == eventgrid.CloudExponential && q.failures >= e.opts.ProbationAfterFailures {
 		q.probation = nowNs + int64(scaled(probationLength(res.Outcome), q.pol.Scale))
@@ -287,51 +307,22 @@ func (q *queue) completeLocked(b *taken, err error, res Result, start int64, now
 	q.armLocked(nowNs)
 }
 
-// dropLocked removes an event from the queue because of its retry policy:
-// to the dead-letter destination when the subscription has one, where it is
-// kept, not dropped. Either way the worker logs and counts it once the lock
-// is released.
-func (q *queue) dropLocked(it item, reason DropReason, now time.Time, b *taken) {
+// dropLocked gives up on an event for reason: to the dead-letter
+// destination when the subscription has one, where it is kept, not
+// dropped. Either way the worker reports it once the lock is released.
+func (q *queue) dropLocked(it item, reason outcome.Reason, now time.Time, b *taken) {
 	e := q.e
-	kept := q.sub.DeadLetter != nil && e.opts.DeadLetterer != nil
-	q.noteGivenUpLocked(b, &it, reason, kept, now)
-	kind, lk := noteDropped, logExpiry
-	if kept {
-		kind, lk = noteDeadLettered, logDeadLetter
-	} else {
-		b.drop(reason, 1)
-	}
-	if e.opts.LogEventExpiry {
-		if ok, suppressed := q.allowLogLocked(lk, now); ok {
-			b.notes = append(b.notes, note{kind: kind, body: it.body, reason: reason, attempt: int(it.attempts),
-				age: now.Sub(it.s.Accepted), suppressed: suppressed})
-		}
-	}
-	if !kept {
-		q.releaseItem(&it)
-		return
-	}
-	l := eventgrid.DeadLetter{
-		Subscription: q.sub,
-		Body:         it.body,
-		Reason:       deadLetterReason(reason, it.outcome),
-		Attempts:     int(it.attempts),
-		LastOutcome:  it.outcome.String(),
-		LastStatus:   int(it.status),
-		Published:    it.s.Accepted,
-		Done:         func() { q.releaseItem(&it) },
-	}
+	kept := q.sub.DeadLetter != nil && e.rep.DeadLetters()
+	rec := outcome.Record{Kind: outcome.GaveUp, Sub: q.sub, Time: now, Reason: reason, Body: it.body,
+		Attempt: int(it.attempts), Status: int(it.status), LastOutcome: it.outcome.String(),
+		LastError: q.errorOfLocked(&it), Published: it.s.Accepted, DeadLettered: kept}
 	if it.attempts > 0 {
-		l.LastAttempt = e.epoch.Add(time.Duration(it.lastAt))
+		rec.LastAttempt = e.epoch.Add(time.Duration(it.lastAt))
 	}
-	b.letters = append(b.letters, l)
-}
-
-// drop counts n events dropped for reason, for flush to report.
-func (b *taken) drop(reason DropReason, n int) {
-	if k := len(b.drops) - 1; k >= 0 && b.drops[k].reason == reason {
-		b.drops[k].n += n
-		return
+	if kept {
+		rec.Done = func() { q.releaseItem(&it) }
+	} else {
+		q.releaseItem(&it)
 	}
-	b.drops = append(b.drops, dropCount{reason, n})
+	b.gaveUp = append(b.gaveUp, rec)
 }

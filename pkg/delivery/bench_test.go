@@ -23,7 +23,7 @@ func benchmarkEngine(b *testing.B, subs, perRequest int, batch int) {
 	o := delivery.DefaultOptions()
 	limits(&o, budget.Limits{Events: 1 << 30, Bytes: 1 << 40, EventsPerSubscription: 1 << 30, BytesPerSubscription: 1 << 40})
 	e := delivery.New(o, s, nil, zerolog.Nop())
-	d := dispatch.New(dispatch.Options{Push: e})
+	d := dispatch.New(dispatch.Options{Push: e, Budget: delivery.BudgetOf(e)})
 	defer func() { _ = closeWithin(e, time.Second) }()
 	var list []*eventgrid.EventSubscription
 	for i := range subs {
@@ -87,7 +87,7 @@ func BenchmarkEngineRetries(b *testing.B) {
 			o.DefaultSchedule = schedule
 			e := delivery.New(o, s, nil, zerolog.Nop())
 			defer func() { _ = closeWithin(e, time.Second) }()
-			d := dispatch.New(dispatch.Options{Push: e})
+			d := dispatch.New(dispatch.Options{Push: e, Budget: delivery.BudgetOf(e)})
 			sub := newSub(e, "s", func(s *eventgrid.EventSubscription) { s.Destination.MaxEventsPerBatch = 50 })
 			events := make([]eventgrid.Delivery, 100)
 			for i := range events {

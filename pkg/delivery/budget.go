@@ -5,6 +5,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // Share returns sub's share of the broker's budget, which the publish path
@@ -44,19 +45,16 @@ func (e *Engine) Enqueue(c budget.Claim, bodies [][]byte, h *budget.Hold) {
 		for _, body := range bodies[pushed:] {
 			h.Release(c.Share, int64(len(body)))
 		}
-		reason := DropDeleted
+		reason := outcome.SubscriptionDeleted
 		if closed {
-			reason = DropShutdown
+			reason = outcome.Shutdown
 		}
-		e.metrics.Dropped(c.Sub, reason, n)
+		e.rep.Report(&outcome.Record{Kind: outcome.Discarded, Sub: c.Sub, Reason: reason, Events: n})
 	}
 	if pushed > 0 {
 		q.kick()
 	}
 }
-
-// Budget returns the budget the engine's events count in.
-func (e *Engine) Budget() *budget.Budget { return e.budget }
 
 // releaseItem returns it to the budget and the subscription's share.
 func (q *queue) releaseItem(it *item) {

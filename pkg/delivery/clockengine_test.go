@@ -12,6 +12,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
@@ -117,7 +118,7 @@ func TestEngine_ProductionScheduleOnClock(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("attempts at %v, want %v", got, want)
 		}
-		m.waitDropped(t, "s", delivery.DropExpired, 1)
+		m.waitDropped(t, "s", outcome.TimeToLiveExceeded, 1)
 	})
 	t.Run("TTL1440Minutes", func(t *testing.T) {
 		e, clock, s, m := clockedEngine(t, nil, nil)
@@ -128,7 +129,7 @@ func TestEngine_ProductionScheduleOnClock(t *testing.T) {
 		if len(got) != 30 || got[29] != 281*time.Minute {
 			t.Errorf("attempts at %v (%d); want 30 up to 281m", got, len(got))
 		}
-		m.waitDropped(t, "s", delivery.DropMaxAttempts, 1)
+		m.waitDropped(t, "s", outcome.MaxDeliveryAttemptsExceeded, 1)
 	})
 	t.Run("SixtyDaysOfUptime", func(t *testing.T) {
 		e, clock, s, m := clockedEngine(t, nil, func(n int) error {
@@ -155,7 +156,7 @@ func TestEngine_ProductionScheduleOnClock(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("attempts at %v; want %v", got, want)
 		}
-		m.waitDropped(t, "s", delivery.DropExpired, 1)
+		m.waitDropped(t, "s", outcome.TimeToLiveExceeded, 1)
 	})
 }
 
@@ -200,10 +201,10 @@ func TestEngine_StatusClasses(t *testing.T) {
 			s.DeadLetter = &eventgrid.DeadLetterDestination{EndpointType: eventgrid.StorageBlob}
 		})
 		runSchedule(t, e, clock, s, m, sub)
-		if l := dl.all(); len(l) != 1 || l[0].Reason != delivery.ReasonMaxDeliveryAttempts || l[0].Attempts != 2 {
+		if l := dl.all(); len(l) != 1 || l[0].Reason != string(outcome.MaxDeliveryAttemptsExceeded) || l[0].Attempts != 2 {
 			t.Errorf("dead letters %+v", l)
 		}
-		if m.dead["s/"+delivery.ReasonMaxDeliveryAttempts] != 1 {
+		if m.dead["s/"+string(outcome.MaxDeliveryAttemptsExceeded)] != 1 {
 			t.Errorf("dead-letter metric %v", m.dead)
 		}
 	})
@@ -410,7 +411,7 @@ func TestEngine_DeleteWhileInFlight(t *testing.T) {
 		if st := e.Stats(); st.QueuedEvents != 0 || st.QueuedBytes != 0 || st.InFlight != 0 {
 			return fmt.Errorf("budget %+v", st)
 		}
-		if n := m.droppedN("s", delivery.DropDeleted); n != 2 {
+		if n := m.droppedN("s", outcome.SubscriptionDeleted); n != 2 {
 			return fmt.Errorf("%d counted as deleted, want 2", n)
 		}
 		return nil

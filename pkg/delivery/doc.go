@@ -4,9 +4,10 @@
 // the ready list and hand them to a Sender. A failed batch is split back
 // into its events, each of which moves to a back-off list until it is
 // delivered or its retry policy (attempts, time to live) gives up on it:
-// then it goes to the subscription's dead-letter destination, logged as
-// "event dead-lettered", or, without one, is dropped, logged as "event
-// dropped by retry policy" and counted as dropped.
+// then it goes to the subscription's dead-letter destination or, without
+// one, is dropped. What happens is told as the queue subscriptions' is,
+// through one reporter (package outcome): to the logs, the metrics, the
+// inspection board and the dead-letter writer.
 //
 // # The budget
 //
@@ -76,6 +77,6 @@
 // SuspectAfter/5 to SuspectAfter.
 //
 // Lock order: Engine.mu -> queue.mu -> Engine.sched. Under a lock the engine
-// only does arithmetic: log lines, metrics and dead letters are collected
-// and handed over once the lock is released.
+// only does arithmetic: the records of what happened (package outcome) are
+// collected and handed to the reporter once the lock is released.
 package delivery

@@ -11,6 +11,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // Engine delivers events to push subscriptions. Create it with New; it
@@ -25,13 +26,15 @@ import (
 //
 // Lock order: Engine.mu -> queue.mu -> Engine.sched. The budget counters
 // are atomics. Nothing logs, sends or calls out while holding a lock: the
-// workers collect what to log and whom to tell, and do it after unlocking.
+// workers collect the records of what happened (package outcome) and hand
+// them to the reporter after unlocking.
 type Engine struct {
-	opts    Options
-	clock   clock.Clock
-	sender  Sender
-	metrics Metrics
-	log     zerolog.Logger
+	opts   Options
+	clock  clock.Clock
+	sender Sender
+	// rep tells what happens to deliveries (package outcome).
+	rep *outcome.Reporter
+	log zerolog.Logger
 
 	sendCtx     context.Context
 	cancelSends context.CancelFunc
@@ -89,11 +92,17 @@ var (
 )
 
 // New returns an engine that delivers through sender, with its workers
-// started. metrics may be nil. Close stops it.
-func New(opts Options, sender Sender, metrics Metrics, logger zerolog.Logger) *Engine {
+// started. It reports through Options.Reporter or, when that is nil, a
+// reporter of its own, made from its options, metrics (which may be nil)
+// and logger. Close stops it.
+func New(opts Options, sender Sender, metrics outcome.Metrics, logger zerolog.Logger) *Engine {
 	opts.setDefaults()
-	if metrics == nil {
-		metrics = NopMetrics{}
+	rep := opts.Reporter
+	if rep == nil {
+		rep = outcome.New(outcome.Options{
+			DeliveryLogs: opts.DeliveryLogs, LogRateWindow: opts.LogRateWindow, LogRateBurst: opts.LogRateBurst,
+			Metrics: metrics, Board: opts.Board, DeadLetterer: opts.DeadLetterer, Clock: opts.Clock,
+		}, logger)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
@@ -101,7 +110,7 @@ func New(opts Options, sender Sender, metrics Metrics, logger zerolog.Logger) *E
 		budget:      opts.Budget,
 		clock:       opts.Clock,
 		sender:      sender,
-		metrics:     metrics,
+		rep:         rep,
 		log:         logger.With().Str("component", "delivery").Logger(),
 		sendCtx:     ctx,
 		cancelSends: cancel,

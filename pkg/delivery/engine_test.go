@@ -16,6 +16,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
@@ -70,7 +71,7 @@ func TestEngine_Retry(t *testing.T) {
 		})
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if m.droppedN("s", delivery.DropMaxAttempts) != 1 {
+			if m.droppedN("s", outcome.MaxDeliveryAttemptsExceeded) != 1 {
 				return errors.New("not dropped yet")
 			}
 			return nil
@@ -92,7 +93,7 @@ func TestEngine_Retry(t *testing.T) {
 			o.DefaultTTL, o.Backoff = ttl, fastOptions().Backoff
 		}, nil)
 		got := runSchedule(t, e, clock, s, m, newSub(e, "s"))
-		m.waitDropped(t, "s", delivery.DropExpired, 1)
+		m.waitDropped(t, "s", outcome.TimeToLiveExceeded, 1)
 		for _, at := range got {
 			if at > ttl {
 				t.Errorf("attempt at %v after acceptance, past the TTL", at)
@@ -114,7 +115,7 @@ func TestEngine_Retry(t *testing.T) {
 		})
 		mustPublish(t, e, []*eventgrid.EventSubscription{sub}, newEvent("e1", 100))
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if m.droppedN("s", delivery.DropMaxAttempts) != 1 {
+			if m.droppedN("s", outcome.MaxDeliveryAttemptsExceeded) != 1 {
 				return errors.New("not dropped yet")
 			}
 			return nil
@@ -372,7 +373,7 @@ func TestEngine_BackPressure(t *testing.T) {
 	}
 	// Full: 10 deliveries queued. A request of one more event (two
 	// deliveries) is refused whole.
-	err := publishVia(dispatch.New(dispatch.Options{Push: e, Metrics: d}), both, newEvent("x", 100))
+	err := publishVia(dispatch.New(dispatch.Options{Push: e, Budget: delivery.BudgetOf(e), Metrics: d}), both, newEvent("x", 100))
 	if eventgrid.ErrorCode(err) != eventgrid.EQueueFull {
 		t.Fatalf("Publish at the limit = %v, want EQueueFull", err)
 	}
@@ -480,7 +481,7 @@ func TestEngine_Lifecycle(t *testing.T) {
 			if st := e.Stats(); st.QueuedEvents != 0 || st.QueuedBytes != 0 {
 				return fmt.Errorf("budget after delete: %+v", st)
 			}
-			if n := m.droppedN("s", delivery.DropDeleted); n != 5 {
+			if n := m.droppedN("s", outcome.SubscriptionDeleted); n != 5 {
 				return fmt.Errorf("dropped %d as deleted, want 5", n)
 			}
 			return nil
@@ -540,7 +541,7 @@ func TestEngine_Lifecycle(t *testing.T) {
 		if !finished.Load() {
 			t.Error("Close returned before the request in flight finished")
 		}
-		if n := m.droppedN("s", delivery.DropShutdown); n != 4 {
+		if n := m.droppedN("s", outcome.Shutdown); n != 4 {
 			t.Errorf("Close discarded %d, want 4", n)
 		}
 		if err := publish(e, []*eventgrid.EventSubscription{sub}, newEvent("after", 10)); eventgrid.ErrorCode(err) != eventgrid.EUnavailable {
@@ -623,7 +624,7 @@ func TestEngine_Conservation(t *testing.T) {
 	})
 	for _, sub := range subs {
 		got := s.Delivered(sub.Name)
-		dropped := m.droppedN(sub.Name, delivery.DropMaxAttempts) + m.droppedN(sub.Name, delivery.DropExpired)
+		dropped := m.droppedN(sub.Name, outcome.MaxDeliveryAttemptsExceeded) + m.droppedN(sub.Name, outcome.TimeToLiveExceeded)
 		if len(got)+dropped < n {
 			t.Errorf("%s: %d delivered + %d dropped < %d published", sub.Name, len(got), dropped, n)
 		}
@@ -664,7 +665,7 @@ func TestEngine_RequestSize(t *testing.T) {
 		{Event: newEvent("ok", 100), Subscriptions: []*eventgrid.EventSubscription{sub}},
 		{Event: newEvent("stuck", 100), Subscriptions: []*eventgrid.EventSubscription{sub}},
 	}}
-	if err := dispatch.New(dispatch.Options{Push: e}).Publish(context.Background(), p); err != nil {
+	if err := dispatch.New(dispatch.Options{Push: e, Budget: delivery.BudgetOf(e)}).Publish(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	brokertest.Eventually(t, 5*time.Second, func() error {
@@ -673,10 +674,10 @@ func TestEngine_RequestSize(t *testing.T) {
 		}
 		return nil
 	})
-	if e.Budget().Admit(7000) {
+	if delivery.BudgetOf(e).Admit(7000) {
 		t.Error("Admit(7000) with 4000 of 10000 bytes held")
 	}
-	if !e.Budget().Admit(6000) {
+	if !delivery.BudgetOf(e).Admit(6000) {
 		t.Error("Admit(6000) refused with 4000 of 10000 bytes held")
 	}
 	e.SubscriptionDeleted(sub)

@@ -17,6 +17,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/internal/mock"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
@@ -28,50 +29,44 @@ type (
 	sent   = mock.SendCall
 )
 
-// metrics records what the engine reports.
+// metrics records what the engine reports (outcome.Metrics).
 type metrics struct {
 	mu       sync.Mutex
 	attempts map[string]int
-	dropped  map[string]map[delivery.DropReason]int
+	dropped  map[string]map[outcome.Reason]int
 	firsts   map[string]int
 	dead     map[string]int
 }
 
 func newMetrics() *metrics {
-	return &metrics{attempts: map[string]int{}, dropped: map[string]map[delivery.DropReason]int{}, firsts: map[string]int{}}
+	return &metrics{attempts: map[string]int{}, dropped: map[string]map[outcome.Reason]int{}, firsts: map[string]int{}, dead: map[string]int{}}
 }
 
-func (m *metrics) Attempt(sub *eventgrid.EventSubscription, n int, _ time.Duration, _ error) {
+// Record counts the event attempts begun, the first ones, and the events
+// dropped and dead-lettered, by reason.
+func (m *metrics) Record(r outcome.Record) {
 	m.mu.Lock()
-	m.attempts[sub.Name] += n
-	m.mu.Unlock()
-}
-
-func (m *metrics) FirstAttempt(sub *eventgrid.EventSubscription, _ time.Duration) {
-	m.mu.Lock()
-	m.firsts[sub.Name]++
-	m.mu.Unlock()
-}
-
-func (m *metrics) Dropped(sub *eventgrid.EventSubscription, r delivery.DropReason, n int) {
-	m.mu.Lock()
-	if m.dropped[sub.Name] == nil {
-		m.dropped[sub.Name] = map[delivery.DropReason]int{}
+	defer m.mu.Unlock()
+	name := r.Sub.Name
+	switch {
+	case r.Kind == outcome.Started:
+		m.attempts[name] += r.Events
+		m.firsts[name] += len(r.FirstDelays)
+	case r.Kind == outcome.GaveUp && r.DeadLettered:
+		m.dead[name+"/"+string(r.Reason)]++
+	case r.Kind == outcome.GaveUp, r.Kind == outcome.Discarded && r.Events > 0:
+		if m.dropped[name] == nil {
+			m.dropped[name] = map[outcome.Reason]int{}
+		}
+		n := r.Events
+		if r.Kind == outcome.GaveUp {
+			n = 1
+		}
+		m.dropped[name][r.Reason] += n
 	}
-	m.dropped[sub.Name][r] += n
-	m.mu.Unlock()
 }
 
-func (m *metrics) DeadLettered(sub *eventgrid.EventSubscription, reason string, n int) {
-	m.mu.Lock()
-	if m.dead == nil {
-		m.dead = map[string]int{}
-	}
-	m.dead[sub.Name+"/"+reason] += n
-	m.mu.Unlock()
-}
-
-func (m *metrics) droppedN(sub string, r delivery.DropReason) int {
+func (m *metrics) droppedN(sub string, r outcome.Reason) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.dropped[sub][r]
@@ -81,7 +76,7 @@ func (m *metrics) droppedN(sub string, r delivery.DropReason) int {
 // counted as dropped for r. The worker that drops an event counts it once
 // it has let go of the queue, after the event has left the queue and the
 // budget: a test that sees the queue empty has yet to wait for the count.
-func (m *metrics) waitDropped(t *testing.T, sub string, r delivery.DropReason, n int) {
+func (m *metrics) waitDropped(t *testing.T, sub string, r outcome.Reason, n int) {
 	t.Helper()
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		if got := m.droppedN(sub, r); got != n {
@@ -101,7 +96,7 @@ func fastOptions() delivery.Options {
 	return o
 }
 
-func mustEngine(tb testing.TB, o delivery.Options, s delivery.Sender, m delivery.Metrics) *delivery.Engine {
+func mustEngine(tb testing.TB, o delivery.Options, s delivery.Sender, m outcome.Metrics) *delivery.Engine {
 	tb.Helper()
 	e := delivery.New(o, s, m, zerolog.Nop())
 	tb.Cleanup(func() { _ = closeWithin(e, 5*time.Second) })
@@ -142,7 +137,7 @@ func mustPublish(tb testing.TB, e *delivery.Engine, subs []*eventgrid.EventSubsc
 // publish publishes events to subs through a dispatcher over e alone, as
 // the broker's publish path does.
 func publish(e *delivery.Engine, subs []*eventgrid.EventSubscription, events ...*eventgrid.Event) error {
-	return publishVia(dispatch.New(dispatch.Options{Push: e}), subs, events...)
+	return publishVia(dispatch.New(dispatch.Options{Push: e, Budget: delivery.BudgetOf(e)}), subs, events...)
 }
 
 func publishVia(d *dispatch.Dispatcher, subs []*eventgrid.EventSubscription, events ...*eventgrid.Event) error {

@@ -5,21 +5,13 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
-// What the engine tells and shows the inspection API (docs/console.md):
-// each queue reports to its subscription's record on the board
-// (Options.Board) where it already knows what happened, and answers a peek
-// and a retry now. Reports decided under a queue's lock are collected in
-// the worker's taken and handed over by flush, with no lock held.
-
-// outNote is the outcome of one event's attempt, for those watching.
-type outNote struct {
-	outcome string
-	body    []byte
-	attempt int32
-	next    time.Time // of a failed event, when it is tried again
-}
+// What the engine shows the inspection API (docs/console.md): each queue
+// answers a peek, a retry now and its status, keeps the texts of recent
+// failed attempts, and collects each event's outcome for those watching,
+// which the worker reports with the attempt's record (attempt.go).
 
 // errKey is a class of failed attempts: their outcome and HTTP status.
 type errKey struct {
@@ -29,18 +21,6 @@ type errKey struct {
 
 // maxErrTexts bounds the error texts a queue keeps by errKey.
 const maxErrTexts = 32
-
-// recordAttempt reports the end of a request to the subscription's record.
-func (q *queue) recordAttempt(b *taken, err error, res Result, took time.Duration, end time.Time) {
-	if q.rec == nil {
-		return
-	}
-	ok := len(b.items)
-	if err != nil {
-		ok = acceptedOf(err, len(b.items))
-	}
-	q.rec.Attempted(ok, len(b.items)-ok, took, res.StatusCode, end)
-}
 
 // noteErrorLocked keeps the text of a failed attempt, so that a peek and
 // the given-up list say why each event's last attempt failed: events that
@@ -64,60 +44,24 @@ func (q *queue) errorOfLocked(it *item) string {
 	return it.outcome.String()
 }
 
-// noteOutcomesLocked notes, for those watching, the outcome of items, which
-// ended an attempt together.
-func (q *queue) noteOutcomesLocked(b *taken, outcome string, items []item) {
-	if !q.rec.Watching() {
+// noteOutcomesLocked notes, for those watching, that items, which ended an
+// attempt together, were delivered.
+func (q *queue) noteOutcomesLocked(b *taken, items []item) {
+	if !q.out.Watching() {
 		return
 	}
-	b.rec = q.rec
 	for i := range items {
-		b.outs = append(b.outs, outNote{outcome: outcome, body: items[i].body, attempt: items[i].attempts})
+		b.outs = append(b.outs, outcome.Event{Body: items[i].body, Attempt: items[i].attempts})
 	}
 }
 
 // noteRetryLocked notes, for those watching, that it failed and is tried
 // again at next.
 func (q *queue) noteRetryLocked(b *taken, it *item, next time.Time) {
-	if !q.rec.Watching() {
+	if !q.out.Watching() {
 		return
 	}
-	b.rec = q.rec
-	b.outs = append(b.outs, outNote{outcome: inspect.OutcomeFailed, body: it.body, attempt: it.attempts, next: next})
-}
-
-// noteGivenUpLocked notes that the queue gave up on it, for the given-up
-// list (whoever watches or not).
-func (q *queue) noteGivenUpLocked(b *taken, it *item, reason DropReason, kept bool, now time.Time) {
-	if q.rec == nil {
-		return
-	}
-	b.rec = q.rec
-	b.gaveUp = append(b.gaveUp, inspect.GivenUp{
-		Time: now, DeadLettered: kept, Reason: deadLetterReason(reason, it.outcome), Attempts: int(it.attempts),
-		LastError: q.errorOfLocked(it), LastStatus: int(it.status), Body: it.body,
-	})
-}
-
-// report hands the batch's outcomes and given-up events to the record.
-func (b *taken) report() {
-	if b.rec == nil {
-		return
-	}
-	for _, o := range b.outs {
-		out := inspect.Outcome{Outcome: o.outcome, Body: o.body, Time: b.ended, Attempt: int(o.attempt),
-			Latency: b.took, Next: o.next}
-		if o.outcome == inspect.OutcomeFailed {
-			out.StatusCode, out.Error = b.status, b.errText
-		}
-		b.rec.Report(out)
-	}
-	for _, g := range b.gaveUp {
-		b.rec.GaveUp(g)
-	}
-	clear(b.outs)
-	clear(b.gaveUp)
-	b.outs, b.gaveUp, b.rec = b.outs[:0], b.gaveUp[:0], nil
+	b.outs = append(b.outs, outcome.Event{Body: it.body, Attempt: it.attempts, Failed: true, Error: q.lastError, Next: next})
 }
 
 // Peek returns a bounded copy of the top oldest events sub's queue holds
@@ -174,6 +118,21 @@ func (e *Engine) RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool)
 	q.probation = 0
 	q.scheduleLocked()
 	return moved, true
+}
+
+// Status returns what sub's queue holds now, in the terms both delivery
+// modes share; ok is false when the engine has no queue for sub.
+func (e *Engine) Status(sub *eventgrid.EventSubscription) (inspect.Status, bool) {
+	st, ok := e.QueueStats(sub)
+	if !ok {
+		return inspect.Status{}, false
+	}
+	return inspect.Status{
+		Ready: st.Ready, Waiting: st.Backoff[0] + st.Backoff[1] + st.Scheduled, InFlight: st.InFlight,
+		ConcurrencyLimit: st.ConcurrencyLimit,
+		Failures:         st.Failures, LastFailure: st.LastFailure, LastError: st.LastError,
+		NextAttempt: st.NextAttempt, Oldest: st.Oldest, ProbationUntil: st.ProbationUntil,
+	}, true
 }
 
 func (e *Engine) queueOf(sub *eventgrid.EventSubscription) *queue {

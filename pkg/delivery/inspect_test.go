@@ -11,6 +11,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
@@ -143,7 +144,7 @@ func TestEngine_Inspection(t *testing.T) {
 		t.Fatalf("given up: %+v (total %d)", fs, total)
 	}
 	for _, f := range fs {
-		if f.Reason != delivery.ReasonMaxDeliveryAttempts || f.DeadLettered || f.Attempts != 2 || f.LastStatus != 503 ||
+		if f.Reason != string(outcome.MaxDeliveryAttemptsExceeded) || f.DeadLettered || f.Attempts != 2 || f.LastStatus != 503 ||
 			f.LastError != "status" || (f.EventID != "e1" && f.EventID != "e2") || f.EventBytes != 100 {
 			t.Errorf("given up: %+v", f)
 		}

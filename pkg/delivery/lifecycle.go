@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: it creates the
@@ -33,11 +34,11 @@ func (e *Engine) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 	if !ok {
 		return
 	}
-	if d := q.detach(DropDeleted); d != nil {
+	if d := q.detach(outcome.SubscriptionDeleted); d != nil {
 		e.sched.Lock()
 		if e.stopping {
 			e.sched.Unlock()
-			d.report(e) // Close is waiting for the workers; nothing else will
+			d.report() // Close is waiting for the workers; nothing else will
 			return
 		}
 		e.discards = append(e.discards, d)
@@ -90,11 +91,11 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.cancelSends()
 	n := 0
 	for _, d := range pending {
-		d.report(e)
+		d.report()
 	}
 	for _, q := range queues {
-		if d := q.detach(DropShutdown); d != nil {
-			n += d.report(e)
+		if d := q.detach(outcome.Shutdown); d != nil {
+			n += d.report()
 		}
 	}
 	e.log.Info().Int("discarded", n).Msg("delivery stopped; queued events are not persisted by design")
@@ -123,26 +124,23 @@ func (q *queue) stopTimersLocked() {
 	if q.timer != nil {
 		q.timer.Stop()
 	}
-	if q.logTimer != nil {
-		q.logTimer.Stop()
-	}
 	q.timerAt = 0
 }
 
 // discard is what a detached queue leaves to report: how many events it
-// discarded and the log lines it had suppressed.
+// discarded, and why.
 type discard struct {
-	sub        *eventgrid.EventSubscription
-	reason     DropReason
-	n          int
-	suppressed [numLogKinds]int
+	q      *queue
+	sub    *eventgrid.EventSubscription
+	reason outcome.Reason
+	n      int
 }
 
 // detach empties the queue for good, returning its events to the budget at
 // once, those in flight included (their batches finish without counting
 // them again), and returns what is left to report, or nil if the queue was
-// already detached. It only does arithmetic under the lock; report logs.
-func (q *queue) detach(reason DropReason) *discard {
+// already detached. It only does arithmetic under the lock; report tells.
+func (q *queue) detach(reason outcome.Reason) *discard {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -150,7 +148,7 @@ func (q *queue) detach(reason DropReason) *discard {
 	}
 	q.closed = true
 	q.stopTimersLocked()
-	d := &discard{sub: q.sub, reason: reason}
+	d := &discard{q: q, sub: q.sub, reason: reason}
 	release := func(it item) {
 		d.n++
 		q.releaseItem(&it)
@@ -168,25 +166,13 @@ func (q *queue) detach(reason DropReason) *discard {
 		}
 		b.released = true
 	}
-	for k := range q.logs {
-		d.suppressed[k] = q.logs[k].take()
-	}
 	return d
 }
 
-// report counts the discarded events and logs what needs saying. It
-// returns how many events were discarded.
-func (d *discard) report(e *Engine) int {
-	if d.n > 0 {
-		e.metrics.Dropped(d.sub, d.reason, d.n)
-	}
-	for k, s := range d.suppressed {
-		if s > 0 {
-			logSuppressed(e, d.sub, logKind(k), s)
-		}
-	}
-	if d.n > 0 && d.reason == DropDeleted {
-		e.log.Warn().Str("topic", d.sub.Topic).Str("subscription", d.sub.Name).Int("events", d.n).Msg("event subscription deleted; its queued events were discarded")
-	}
+// report tells the discarded events, and closes the subscription's
+// reporter. It returns how many events were discarded.
+func (d *discard) report() int {
+	d.q.out.Report(&outcome.Record{Kind: outcome.Discarded, Sub: d.sub, Reason: d.reason, Events: d.n})
+	d.q.out.Close()
 	return d.n
 }

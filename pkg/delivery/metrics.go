@@ -6,55 +6,6 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// DropReason says why events left a queue without being delivered.
-type DropReason string
-
-// The reasons events are dropped.
-const (
-	// DropExpired: the event's time to live passed.
-	DropExpired DropReason = "expired"
-	// DropMaxAttempts: the subscription's maxDeliveryAttempts was reached.
-	DropMaxAttempts DropReason = "max_attempts"
-	// DropDeleted: the subscription or its topic was deleted.
-	DropDeleted DropReason = "subscription_deleted"
-	// DropShutdown: the broker stopped with the event still queued.
-	DropShutdown DropReason = "shutdown"
-	// DropUndeliverable: the destination's answer is never retried
-	// (CloudExponential status classes).
-	DropUndeliverable DropReason = "undeliverable"
-)
-
-// Metrics receives what the engine measures. Implementations must be safe
-// for concurrent use and must not block.
-type Metrics interface {
-	// Attempt reports one delivery request of n events, its latency and
-	// whether it failed.
-	Attempt(sub *eventgrid.EventSubscription, n int, latency time.Duration, err error)
-	// FirstAttempt reports, once per event and subscription, the time from
-	// acceptance to the start of its first delivery attempt.
-	FirstAttempt(sub *eventgrid.EventSubscription, delay time.Duration)
-	// Dropped reports n events that left sub's queue undelivered.
-	Dropped(sub *eventgrid.EventSubscription, reason DropReason, n int)
-	// DeadLettered reports n events of sub handed to the dead-letter
-	// destination, by deadLetterReason.
-	DeadLettered(sub *eventgrid.EventSubscription, reason string, n int)
-}
-
-// NopMetrics discards every measurement.
-type NopMetrics struct{}
-
-// Attempt implements Metrics.
-func (NopMetrics) Attempt(*eventgrid.EventSubscription, int, time.Duration, error) {}
-
-// FirstAttempt implements Metrics.
-func (NopMetrics) FirstAttempt(*eventgrid.EventSubscription, time.Duration) {}
-
-// Dropped implements Metrics.
-func (NopMetrics) Dropped(*eventgrid.EventSubscription, DropReason, int) {}
-
-// DeadLettered implements Metrics.
-func (NopMetrics) DeadLettered(*eventgrid.EventSubscription, string, int) {}
-
 // QueueStats describes one subscription's queue at one moment.
 type QueueStats struct {
 	Subscription *eventgrid.EventSubscription

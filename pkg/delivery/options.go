@@ -9,6 +9,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // Options configure the Engine. Zero values are replaced by the defaults of
@@ -61,19 +62,14 @@ type Options struct {
 	// (see package budget); nil means a budget of its own with the default
 	// limits.
 	Budget *budget.Budget
-	// DeliveryLogs are the log switches: LogDeliverySuccess logs every
-	// delivered batch; LogDeliveryFailure every failed attempt;
-	// LogEventExpiry every event dropped by its retry policy.
+	// Reporter tells what happens to deliveries (package outcome): to the
+	// logs, the metrics, the inspection board and the dead-letter writer.
+	// The broker gives both delivery modes one. When it is nil, the engine
+	// makes its own from DeliveryLogs, LogRateWindow, LogRateBurst,
+	// DeadLetterer and Board (see outcome.Options), which are otherwise
+	// ignored.
+	Reporter *outcome.Reporter
 	eventgrid.DeliveryLogs
-	// LogRateWindow and LogRateBurst rate-limit the "delivery attempt
-	// failed" and "event dropped by retry policy" lines, so that a dead
-	// endpoint cannot flood the log: each subscription emits at most
-	// LogRateBurst lines of each kind per window of LogRateWindow and counts
-	// the rest. The next line emitted carries that count as "suppressed";
-	// if none comes, a "log lines suppressed" line with fields "kind" and
-	// "suppressed" reports it when the window ends, or when the
-	// subscription's queue is discarded. Zero means the default; a negative
-	// LogRateBurst turns the limit off.
 	LogRateWindow time.Duration
 	LogRateBurst  int
 

@@ -8,7 +8,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // item is one event waiting for one subscription. Many may be queued, so it
@@ -78,19 +78,14 @@ type queue struct {
 
 	lastFailure time.Time
 	lastError   string
-	// rec is the subscription's record on the board (nil without one);
-	// errs the texts of recent failed attempts, by class (inspect.go).
-	rec  *inspect.Sub
+	// out reports the subscription's records (package outcome); errs
+	// keeps the texts of recent failed attempts, by class (inspect.go).
+	out  *outcome.Sub
 	errs map[errKey]string
-
-	// logs rate-limit the failure and expiry lines, by logKind; logTimer
-	// flushes their suppressed counts when a window ends.
-	logs     [numLogKinds]logLimiter
-	logTimer clock.Timer
 }
 
 func newQueue(e *Engine, sub *eventgrid.EventSubscription) *queue {
-	q := &queue{e: e, uid: sub.UID, ctl: newControl(e.opts.MaxPerSubscription), rec: e.opts.Board.Sub(sub)}
+	q := &queue{e: e, uid: sub.UID, ctl: newControl(e.opts.MaxPerSubscription), out: e.rep.For(sub)}
 	q.setSubLocked(sub)
 	return q
 }

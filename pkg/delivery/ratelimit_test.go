@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
@@ -104,7 +105,7 @@ func TestEngine_LogRateLimit(t *testing.T) {
 			e, sub, s, m := mustFailingEngine(t, o, buf)
 			publishN(t, e, sub, "ev", tt.events)
 			brokertest.Eventually(t, 10*time.Second, func() error {
-				if n := m.droppedN("s", delivery.DropMaxAttempts); n != tt.events {
+				if n := m.droppedN("s", outcome.MaxDeliveryAttemptsExceeded); n != tt.events {
 					return fmt.Errorf("dropped %d of %d", n, tt.events)
 				}
 				return nil
@@ -139,7 +140,7 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 		publishN(t, e, sub, "a", 100)
 		// The summary comes from the window's end, not from Close.
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := m.droppedN("s", delivery.DropMaxAttempts); n != 100 {
+			if n := m.droppedN("s", outcome.MaxDeliveryAttemptsExceeded); n != 100 {
 				return fmt.Errorf("dropped %d of 100", n)
 			}
 			for _, msg := range []string{msgFailed, msgDropped} {
@@ -158,7 +159,7 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 		time.Sleep(o.LogRateWindow)
 		publishN(t, e, sub, "b", 2)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := m.droppedN("s", delivery.DropMaxAttempts); n != 102 {
+			if n := m.droppedN("s", outcome.MaxDeliveryAttemptsExceeded); n != 102 {
 				return fmt.Errorf("dropped %d of 102", n)
 			}
 			return nil
@@ -184,7 +185,7 @@ func TestEngine_LogRateLimitWindow(t *testing.T) {
 		e, sub, _, m := mustFailingEngine(t, o, buf)
 		publishN(t, e, sub, "a", 20)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := m.droppedN("s", delivery.DropMaxAttempts); n != 20 {
+			if n := m.droppedN("s", outcome.MaxDeliveryAttemptsExceeded); n != 20 {
 				return fmt.Errorf("dropped %d of 20", n)
 			}
 			return nil

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // Policy is a subscription's effective retry policy: its retryPolicy over
@@ -43,11 +44,11 @@ const (
 )
 
 // Decision is what happens to an event after a failed attempt: it waits in
-// List until Due, or, when Drop is set, leaves the queue for that reason.
+// List until Due, or, when Drop is set, is given up on for that reason.
 type Decision struct {
 	List int
 	Due  time.Time
-	Drop DropReason
+	Drop outcome.Reason
 }
 
 // NextAttempt decides, after attempts failed attempts of an event accepted
@@ -56,10 +57,10 @@ type Decision struct {
 // delays; it is a parameter so that the function stays pure.
 func NextAttempt(p Policy, attempts int, accepted, now time.Time, last Result, jitter float64) Decision {
 	if p.Schedule == eventgrid.CloudExponential && neverRetried(last.Outcome) {
-		return Decision{Drop: DropUndeliverable}
+		return Decision{Drop: outcome.Undeliverable(last.Outcome.String())}
 	}
 	if attempts >= p.MaxAttempts {
-		return Decision{Drop: DropMaxAttempts}
+		return Decision{Drop: outcome.MaxDeliveryAttemptsExceeded}
 	}
 	var d Decision
 	if p.Schedule == eventgrid.CloudExponential {
@@ -74,7 +75,7 @@ func NextAttempt(p Policy, attempts int, accepted, now time.Time, last Result, j
 	}
 	if d.Due.Sub(accepted) > p.TTL {
 		// The next attempt would come after the event's time to live.
-		return Decision{Drop: DropExpired}
+		return Decision{Drop: outcome.TimeToLiveExceeded}
 	}
 	return d
 }
@@ -133,16 +134,4 @@ func probationLength(o Outcome) time.Duration {
 		return 5 * time.Minute
 	}
 	return 10 * time.Second
-}
-
-// deadLetterReason is cloud Event Grid's deadLetterReason for an event
-// dropped for reason after last.
-func deadLetterReason(reason DropReason, last Outcome) string {
-	switch reason {
-	case DropExpired:
-		return ReasonTimeToLive
-	case DropUndeliverable:
-		return reasonHTTPPrefix + last.String()
-	}
-	return ReasonMaxDeliveryAttempts
 }

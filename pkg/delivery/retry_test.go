@@ -6,12 +6,13 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // attemptTimes runs NextAttempt from the first attempt on, every attempt
 // failing with last, and returns when each attempt was made (as offsets
 // from acceptance) and why the event was dropped.
-func attemptTimes(p delivery.Policy, last delivery.Result) ([]time.Duration, delivery.DropReason) {
+func attemptTimes(p delivery.Policy, last delivery.Result) ([]time.Duration, outcome.Reason) {
 	accepted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := accepted
 	var times []time.Duration
@@ -44,15 +45,15 @@ func TestNextAttempt_EdgeQueues(t *testing.T) {
 		name   string
 		policy func(*delivery.Policy)
 		want   []time.Duration
-		reason delivery.DropReason
+		reason outcome.Reason
 	}{
-		{"ProductionDefaults", nil, minutes(0, 1, 11, 21, 31, 41, 51, 61, 71, 81, 91, 101, 111), delivery.DropExpired},
+		{"ProductionDefaults", nil, minutes(0, 1, 11, 21, 31, 41, 51, 61, 71, 81, 91, 101, 111), outcome.TimeToLiveExceeded},
 		{"TTL1440Minutes", func(p *delivery.Policy) { p.TTL = 1440 * time.Minute },
 			minutes(0, 1, 11, 21, 31, 41, 51, 61, 71, 81, 91, 101, 111, 121, 131, 141, 151, 161, 171, 181, 191, 201, 211, 221, 231, 241, 251, 261, 271, 281),
-			delivery.DropMaxAttempts},
-		{"ThreeAttempts", func(p *delivery.Policy) { p.MaxAttempts = 3 }, minutes(0, 1, 11), delivery.DropMaxAttempts},
-		{"OneAttempt", func(p *delivery.Policy) { p.MaxAttempts = 1 }, minutes(0), delivery.DropMaxAttempts},
-		{"TTLBeforeFirstRetry", func(p *delivery.Policy) { p.TTL = 30 * time.Second }, minutes(0), delivery.DropExpired},
+			outcome.MaxDeliveryAttemptsExceeded},
+		{"ThreeAttempts", func(p *delivery.Policy) { p.MaxAttempts = 3 }, minutes(0, 1, 11), outcome.MaxDeliveryAttemptsExceeded},
+		{"OneAttempt", func(p *delivery.Policy) { p.MaxAttempts = 1 }, minutes(0), outcome.MaxDeliveryAttemptsExceeded},
+		{"TTLBeforeFirstRetry", func(p *delivery.Policy) { p.TTL = 30 * time.Second }, minutes(0), outcome.TimeToLiveExceeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,7 +96,7 @@ func TestNextAttempt_CloudExponential(t *testing.T) {
 		// 12 h: the attempt after the one at 22 h 46 min 40 s would come past
 		// the 24 h TTL.
 		want := []time.Duration{0, 10 * s, 40 * s, 100 * s, 400 * s, 1000 * s, 2800 * s, 6400 * s, 17200 * s, 38800 * s, 38800*s + 12*time.Hour}
-		if reason != delivery.DropExpired || len(got) != len(want) {
+		if reason != outcome.TimeToLiveExceeded || len(got) != len(want) {
 			t.Fatalf("attempts at %v then %s; want %v then expired", got, reason, want)
 		}
 		for i := range want {
@@ -119,15 +120,15 @@ func TestNextAttempt_CloudExponential(t *testing.T) {
 			code       int
 			outcome    delivery.Outcome
 			retryAfter time.Duration
-			drop       delivery.DropReason
+			drop       outcome.Reason
 			delay      time.Duration
 		}{
-			{400, delivery.OutcomeBadRequest, 0, delivery.DropUndeliverable, 0},
-			{401, delivery.OutcomeUnauthorized, 0, delivery.DropUndeliverable, 0},
-			{403, delivery.OutcomeForbidden, 0, delivery.DropUndeliverable, 0},
-			{404, delivery.OutcomeNotFound, 0, delivery.DropUndeliverable, 0},
-			{410, delivery.OutcomeNotFound, 0, delivery.DropUndeliverable, 0},
-			{413, delivery.OutcomePayloadTooLarge, 0, delivery.DropUndeliverable, 0},
+			{400, delivery.OutcomeBadRequest, 0, "UndeliverableDueToHttpBadRequest", 0},
+			{401, delivery.OutcomeUnauthorized, 0, "UndeliverableDueToHttpUnauthorized", 0},
+			{403, delivery.OutcomeForbidden, 0, "UndeliverableDueToHttpForbidden", 0},
+			{404, delivery.OutcomeNotFound, 0, "UndeliverableDueToHttpNotFound", 0},
+			{410, delivery.OutcomeNotFound, 0, "UndeliverableDueToHttpNotFound", 0},
+			{413, delivery.OutcomePayloadTooLarge, 0, "UndeliverableDueToHttpPayloadTooLarge", 0},
 			{408, delivery.OutcomeTimedOut, 0, "", 2 * time.Minute},
 			{503, delivery.OutcomeBusy, 0, "", 30 * s},
 			{503, delivery.OutcomeBusy, 5 * time.Minute, "", 5 * time.Minute},
@@ -150,7 +151,7 @@ func TestNextAttempt_CloudExponential(t *testing.T) {
 		p := cloudDefaults()
 		p.TTL = 10 * time.Minute
 		d := delivery.NextAttempt(p, 1, now, now, delivery.Result{Outcome: delivery.OutcomeBusy, StatusCode: 429, RetryAfter: 30 * time.Minute}, 0)
-		if d.Drop != delivery.DropExpired {
+		if d.Drop != outcome.TimeToLiveExceeded {
 			t.Errorf("Retry-After past the TTL: %+v, want expired", d)
 		}
 	})
@@ -209,7 +210,7 @@ func TestNextAttempt_LargeScale(t *testing.T) {
 		if d.Drop == "" && !d.Due.After(now) {
 			t.Fatalf("after %d attempts: due %v, not after now", attempts, d.Due.Sub(now))
 		}
-		if d.Drop != delivery.DropExpired {
+		if d.Drop != outcome.TimeToLiveExceeded {
 			t.Errorf("after %d attempts with scale 1e9: %+v, want expired", attempts, d)
 		}
 	}

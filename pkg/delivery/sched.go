@@ -178,7 +178,7 @@ func (e *Engine) work(w *worker) {
 			return
 		}
 		if d != nil {
-			d.report(e)
+			d.report()
 			continue
 		}
 		q.serve(w)

@@ -14,6 +14,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
@@ -381,11 +382,11 @@ func TestEngine_DeadLetteredIsNotDropped(t *testing.T) {
 		}
 		return nil
 	})
-	if n := m.droppedN("s", delivery.DropMaxAttempts); n != 0 {
+	if n := m.droppedN("s", outcome.MaxDeliveryAttemptsExceeded); n != 0 {
 		t.Errorf("a dead-lettered event counted as dropped (%d)", n)
 	}
 	m.mu.Lock()
-	dead := m.dead["s/"+delivery.ReasonMaxDeliveryAttempts]
+	dead := m.dead["s/"+string(outcome.MaxDeliveryAttemptsExceeded)]
 	m.mu.Unlock()
 	if dead != 1 {
 		t.Errorf("dead-lettered count %d, want 1", dead)

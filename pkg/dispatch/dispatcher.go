@@ -7,22 +7,20 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/clock"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
-	"github.com/edgegrid/edgegrid/pkg/pull"
 )
 
 // Options configure a Dispatcher.
 type Options struct {
 	// Budget is the broker's budget, the one the modes' events count in;
-	// nil means the push engine's.
+	// nil means one of its own with the default limits.
 	Budget *budget.Budget
-	// Push is the push delivery engine and Queues the queue store; either
-	// may be nil in a broker without that mode, whose subscriptions then
-	// queue nothing.
-	Push   *delivery.Engine
-	Queues *pull.Store
+	// Push is the push delivery mode (the delivery engine) and Queues the
+	// queue mode (the queue store); either may be nil in a broker without
+	// that mode, whose subscriptions then queue nothing.
+	Push   Mode
+	Queues Mode
 	// Transform, if not nil, returns the body a subscription receives for
 	// the event ev of topic, when it differs from the published ev.Body
 	// (schema conversion), appended to dst: an empty slice whose spare
@@ -30,13 +28,11 @@ type Options struct {
 	// and delivery schema: its result may depend only on the topic, the
 	// subscription's EventDeliverySchema and the event, and the
 	// subscriptions of one schema share the copy. It returns ev.Body itself
-	// when nothing changes.
+	// when nothing changes. The broker's is registry.Convert, the schema
+	// conversion of the publish path, which the registry's router owns.
 	Transform func(dst []byte, topic eventgrid.Topic, sub *eventgrid.EventSubscription, ev *eventgrid.Event) []byte
 	// Metrics, if not nil, counts the deliveries refused at publish.
 	Metrics Metrics
-	// Board, if not nil, is the inspection board, whose totals
-	// DeliveryStatus shows.
-	Board *inspect.Board
 	// PublishHold is the longest a request that does not fit the budget
 	// now is held for room while what it waits for drains
 	// (broker__publishHoldInMilliseconds, see budget.Budget.ReserveWithin);
@@ -60,21 +56,25 @@ type nopMetrics struct{}
 
 func (nopMetrics) Rejected(string) {}
 
-// mode is what the dispatcher needs of a delivery mode; *delivery.Engine
-// and *pull.Store implement it.
-type mode interface {
+// Mode is what the dispatcher needs of a delivery mode: the push engine
+// (package delivery) and the queue store (package pull) implement it. A
+// mode is told about its own subscriptions only, and every method is safe
+// for concurrent use.
+type Mode interface {
 	eventgrid.SubscriptionObserver
 	eventgrid.EventHolder
+	// Share returns sub's share of the broker's budget, nil when the mode
+	// has no queue for sub, and EUnavailable once the mode has stopped.
 	Share(sub *eventgrid.EventSubscription) (*budget.Share, error)
+	// Enqueue queues bodies for c.Sub, whose room is reserved under h in
+	// c.Share; what it cannot queue it releases and counts as dropped.
 	Enqueue(c budget.Claim, bodies [][]byte, h *budget.Hold)
-	Peek(sub *eventgrid.EventSubscription, top int) (inspect.Peek, bool)
-	RetryNow(sub *eventgrid.EventSubscription) (int, bool)
+	// Status, Peek and RetryNow answer the inspection API; ok is false
+	// when the mode has no queue for sub.
+	Status(sub *eventgrid.EventSubscription) (st inspect.Status, ok bool)
+	Peek(sub *eventgrid.EventSubscription, top int) (p inspect.Peek, ok bool)
+	RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool)
 }
-
-var (
-	_ mode = (*delivery.Engine)(nil)
-	_ mode = (*pull.Store)(nil)
-)
 
 // Dispatcher splits publications between the push and queue subscriptions
 // (see the package documentation). Create it with New. It implements
@@ -82,7 +82,7 @@ var (
 // eventgrid.SubscriptionGuard, and is safe for concurrent use.
 type Dispatcher struct {
 	opts        Options
-	push, queue mode
+	push, queue Mode
 
 	mu   sync.Mutex
 	subs map[uint64]*eventgrid.EventSubscription // by UID, as last put
@@ -99,9 +99,6 @@ func New(o Options) *Dispatcher {
 	d := &Dispatcher{opts: o, push: absent{}, queue: absent{}, subs: map[uint64]*eventgrid.EventSubscription{}}
 	if o.Push != nil {
 		d.push = o.Push
-		if d.opts.Budget == nil {
-			d.opts.Budget = o.Push.Budget()
-		}
 	}
 	if o.Queues != nil {
 		d.queue = o.Queues
@@ -114,9 +111,6 @@ func New(o Options) *Dispatcher {
 	}
 	return d
 }
-
-// Budget returns the broker's budget.
-func (d *Dispatcher) Budget() *budget.Budget { return d.opts.Budget }
 
 // wait is how a request that does not fit now waits for room.
 func (d *Dispatcher) wait() budget.Wait {
@@ -138,7 +132,7 @@ func (d *Dispatcher) Admit(ctx context.Context, bytes int64) error {
 }
 
 // modeOf returns the mode that serves sub.
-func (d *Dispatcher) modeOf(sub *eventgrid.EventSubscription) mode {
+func (d *Dispatcher) modeOf(sub *eventgrid.EventSubscription) Mode {
 	if sub.IsQueue() {
 		return d.queue
 	}
@@ -153,6 +147,9 @@ func (absent) SubscriptionPut(*eventgrid.EventSubscription)              {}
 func (absent) SubscriptionDeleted(*eventgrid.EventSubscription)          {}
 func (absent) HeldEvents(*eventgrid.EventSubscription) int               { return 0 }
 func (absent) Share(*eventgrid.EventSubscription) (*budget.Share, error) { return nil, nil }
+func (absent) Status(*eventgrid.EventSubscription) (inspect.Status, bool) {
+	return inspect.Status{}, false
+}
 func (absent) Peek(*eventgrid.EventSubscription, int) (inspect.Peek, bool) {
 	return inspect.Peek{}, false
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/resource"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
@@ -44,6 +45,12 @@ func (g *gate) Send(ctx context.Context, b *delivery.Batch) error {
 	g.delivered[b.Subscription.Name] += len(b.Bodies)
 	return nil
 }
+
+// Both delivery modes are modes of the dispatcher.
+var (
+	_ dispatch.Mode = (*delivery.Engine)(nil)
+	_ dispatch.Mode = (*pull.Store)(nil)
+)
 
 // broker is a dispatcher over a real push engine and a real queue store
 // sharing one budget.
@@ -98,7 +105,7 @@ func newBrokerWith(t *testing.T, l budget.Limits, sender delivery.Sender, o disp
 	t.Cleanup(func() { _ = b.engine.Close(context.Background()) })
 	b.store = pull.New(pull.Options{Board: b.board, Clock: clock}, zerolog.Nop())
 	t.Cleanup(func() { _ = b.store.Close(context.Background()) })
-	o.Budget, o.Push, o.Queues, o.Metrics, o.Board, o.Clock = b.budget, b.engine, b.store, b.rej, b.board, clock
+	o.Budget, o.Push, o.Queues, o.Metrics, o.Clock = b.budget, b.engine, b.store, b.rej, clock
 	b.d = dispatch.New(o)
 	return b
 }
@@ -128,6 +135,16 @@ func (b *broker) publish(n, size int, subs ...*eventgrid.EventSubscription) erro
 		ds[i] = eventgrid.Delivery{Event: &eventgrid.Event{ID: fmt.Sprint(i), Body: []byte(body), Accepted: b.clock.Now()}, Subscriptions: subs}
 	}
 	return b.d.Publish(context.Background(), eventgrid.Publication{Topic: eventgrid.Topic{Name: "t"}, Deliveries: ds})
+}
+
+// status is sub's deliveryStatus as the API shows it: what its mode holds,
+// with its totals on the board; nil when its mode has no queue for it.
+func (b *broker) status(sub *eventgrid.EventSubscription) *resource.DeliveryStatus {
+	st, ok := b.d.Status(sub)
+	if !ok {
+		return nil
+	}
+	return resource.NewDeliveryStatus(sub.IsQueue(), st, b.board.Subscription(sub.UID).Totals())
 }
 
 // held returns what sub holds in the budget.

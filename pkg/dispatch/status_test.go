@@ -21,12 +21,12 @@ func TestDispatcher_PushStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if st := b.d.DeliveryStatus(p); st.InFlight != 1 {
+		if st := b.status(p); st.InFlight != 1 {
 			return fmt.Errorf("status %+v", st)
 		}
 		return nil
 	})
-	st := b.d.DeliveryStatus(p)
+	st := b.status(p)
 	if st.State != resource.StateDelivering || st.Ready != 2 || st.Delivered != 0 || st.OldestQueuedTime == "" || st.LastSuccessTime != "" {
 		t.Errorf("while the endpoint holds the first request: %+v", st)
 	}
@@ -35,7 +35,7 @@ func TestDispatcher_PushStatus(t *testing.T) {
 	}
 	b.gate.Open()
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if st := b.d.DeliveryStatus(p); st.State != resource.StateIdle || st.Delivered != 3 || st.LastSuccessTime == "" || st.OldestQueuedTime != "" {
+		if st := b.status(p); st.State != resource.StateIdle || st.Delivered != 3 || st.LastSuccessTime == "" || st.OldestQueuedTime != "" {
 			return fmt.Errorf("status %+v", st)
 		}
 		return nil
@@ -48,7 +48,7 @@ func TestDispatcher_PushStatus(t *testing.T) {
 func TestDispatcher_QueueStatus(t *testing.T) {
 	b := newBroker(t, budget.Limits{}, nil)
 	q := b.queueSub("q")
-	if st := b.d.DeliveryStatus(q).Queue; st.State != resource.StateIdle {
+	if st := b.status(q).Queue; st.State != resource.StateIdle {
 		t.Errorf("empty: %+v", st)
 	}
 	if err := b.publish(2, 100, q); err != nil {
@@ -61,14 +61,14 @@ func TestDispatcher_QueueStatus(t *testing.T) {
 	if _, err := b.store.Release(q, []string{got[0].LockToken}, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	st := b.d.DeliveryStatus(q).Queue
+	st := b.status(q).Queue
 	if st.State != resource.StateRetrying || st.Available != 1 || st.Delayed != 1 || st.FailedAttempts != 1 || st.NextAttemptTime == "" {
 		t.Errorf("with one delayed: %+v", st)
 	}
 	if n, ok := b.d.RetryNow(q); n != 1 || !ok {
 		t.Errorf("RetryNow = %d, %v", n, ok)
 	}
-	if st := b.d.DeliveryStatus(q).Queue; st.State != resource.StateDelivering || st.Available != 2 || st.NextAttemptTime != "" {
+	if st := b.status(q).Queue; st.State != resource.StateDelivering || st.Available != 2 || st.NextAttemptTime != "" {
 		t.Errorf("after retry now: %+v", st)
 	}
 }

@@ -51,7 +51,7 @@ func TestSwitch_PushToQueue(t *testing.T) {
 	if c, _ := b.store.Counts(&asQueue); c.Available != 2 {
 		t.Fatalf("the queue holds %+v; want 2 available", c)
 	}
-	if st := b.d.DeliveryStatus(&asQueue); st == nil || st.Queue == nil || st.Queue.Available != 2 {
+	if st := b.status(&asQueue); st == nil || st.Queue == nil || st.Queue.Available != 2 {
 		t.Fatalf("deliveryStatus %+v; want the queue's counts", st)
 	}
 }
@@ -115,17 +115,17 @@ func TestDeliveryStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		st := b.d.DeliveryStatus(p)
+		st := b.status(p)
 		if st == nil || st.Queue != nil || st.InFlight != 1 || st.Ready != 1 {
 			return fmt.Errorf("push status %+v; want 1 in flight, 1 ready", st)
 		}
 		return nil
 	})
-	if st := b.d.DeliveryStatus(q); st == nil || st.Queue == nil || st.Queue.Available != 2 {
+	if st := b.status(q); st == nil || st.Queue == nil || st.Queue.Available != 2 {
 		t.Fatalf("queue status %+v; want 2 available", st)
 	}
 	b.d.SubscriptionDeleted(q)
-	if st := b.d.DeliveryStatus(q); st != nil {
+	if st := b.status(q); st != nil {
 		t.Fatalf("status of a deleted subscription: %+v; want none", st)
 	}
 	if events, _ := b.held(q); events != 0 {

@@ -2,7 +2,6 @@ package eventgrid
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -31,8 +30,10 @@ type Event struct {
 	// event published but its CloudEvent, as the schema conversion writes
 	// it (docs/design.md#schema-conversion): the decoder builds that
 	// instead when every subscription of the topic takes CloudEvents, and
-	// the event is then never converted. ID, Type, Subject and DataVersion
-	// keep the EventGridSchema members' values; DataAt and Plain are zero.
+	// the event is then never converted (should a subscription that needs
+	// it as published come meanwhile, the publish path restores it). ID,
+	// Type, Subject and DataVersion keep the EventGridSchema members'
+	// values; DataAt and Plain are zero.
 	Converted bool
 	// DataAt is where the value of data starts in an EventGridSchema Body
 	// the decoder built, so that a conversion need not scan the data it
@@ -83,13 +84,6 @@ type Subscribers struct {
 	// CloudEvents (see Event.Converted).
 	CloudEventsOnly bool
 }
-
-// ErrSubscribersChanged is what a publisher returns, queueing nothing, for
-// events built as their CloudEvents (Event.Converted) when a subscription
-// of the topic now needs them as published: the subscriptions changed
-// since Subscribers said otherwise. The caller reads the request again,
-// without that, and publishes it again.
-var ErrSubscribersChanged = errors.New("eventgrid: a subscription needs the events as published")
 
 // Publisher takes accepted events for delivery. The dispatcher (package
 // dispatch) implements it over both delivery modes.

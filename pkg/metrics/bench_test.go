@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 func BenchmarkPrometheus(b *testing.B) {
@@ -28,15 +29,16 @@ func BenchmarkPrometheus(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				p.Attempt(sub, 1, time.Millisecond, nil)
+				p.Record(outcome.Record{Kind: outcome.Attempted, Sub: sub, Events: 1, Latency: time.Millisecond})
 			}
 		})
 	})
 	b.Run("FirstAttempt", func(b *testing.B) {
+		firsts := []time.Duration{time.Millisecond}
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				p.FirstAttempt(sub, time.Millisecond)
+				p.Record(outcome.Record{Kind: outcome.Started, Sub: sub, Events: 1, FirstDelays: firsts})
 			}
 		})
 	})
@@ -50,7 +52,7 @@ func BenchmarkPrometheus_Scrape(b *testing.B) {
 		s := newSub(uint64(i+1), fmt.Sprintf("topic-%d", i/5), fmt.Sprintf("sub-%d", i))
 		p.SubscriptionPut(s)
 		p.Published(s.Topic, http.StatusOK, time.Millisecond, 1, 0)
-		p.Attempt(s, 1, time.Millisecond, nil)
+		attempt(p, s, 1, time.Millisecond, nil)
 		qs = append(qs, delivery.QueueStats{Subscription: s, Ready: i})
 	}
 	p.Collect(func() delivery.Stats { return delivery.Stats{Queues: qs} })

@@ -109,12 +109,24 @@ type topicLine struct {
 	latency                                                hist
 }
 
-// subLine is one subscription's activity over an interval and its queues.
+// subLine is one subscription's activity over an interval and its queues:
+// those of a push subscription, or, when queue is set, of a queue
+// subscription.
 type subLine struct {
 	delivered, failed, attempts, expired float64
 	successLat, failureLat, firstAttempt hist
-	dropped                              map[string]float64
+	dropped, deadLettered, settled       map[string]float64
+	locksExpired                         float64
 	ready, backoff1, backoff2            float64
+	queue                                bool
+	available, locked, delayed           float64
+}
+
+// active reports whether the line has anything to say.
+func (l *subLine) active() bool {
+	return l.attempts != 0 || l.delivered != 0 || l.failed != 0 || l.expired != 0 || len(l.dropped) != 0 ||
+		len(l.deadLettered) != 0 || len(l.settled) != 0 || l.locksExpired != 0 || l.firstAttempt.count != 0 ||
+		l.ready != 0 || l.backoff1 != 0 || l.backoff2 != 0 || l.available != 0 || l.locked != 0 || l.delayed != 0
 }
 
 // hist is a histogram's count and sum over an interval.
@@ -180,7 +192,7 @@ func (s *summary) topic(m *dto.Metric) *topicLine {
 func (s *summary) sub(m *dto.Metric) *subLine {
 	k := subKey{label(m, labelTopic), label(m, labelSubscription)}
 	if s.subs[k] == nil {
-		s.subs[k] = &subLine{dropped: map[string]float64{}}
+		s.subs[k] = &subLine{dropped: map[string]float64{}, deadLettered: map[string]float64{}, settled: map[string]float64{}}
 	}
 	return s.subs[k]
 }
@@ -251,8 +263,42 @@ func (s *summary) addSubscription(name string, v series) bool {
 	case "eventgrid_subscription_system_delay_for_first_attempt_ms":
 		s.sub(v.m).firstAttempt = v.histogram()
 	case "eventgrid_events_dropped_total":
-		if d := v.counter(); d != 0 {
-			s.sub(v.m).dropped[label(v.m, labelReason)] = d
+		addNonZero(s.sub(v.m).dropped, label(v.m, labelReason), v.counter())
+	case "eventgrid_subscription_dead_lettered_total":
+		addNonZero(s.sub(v.m).deadLettered, label(v.m, labelReason), v.counter())
+	default:
+		return s.addQueueSubscription(name, v)
+	}
+	return true
+}
+
+// addNonZero sets m[k] to d unless d is zero.
+func addNonZero(m map[string]float64, k string, d float64) {
+	if d != 0 {
+		m[k] = d
+	}
+}
+
+// addQueueSubscription takes a metric of one subscription's queue, push
+// or queue mode, into its line; false for other metrics.
+func (s *summary) addQueueSubscription(name string, v series) bool {
+	switch name {
+	case "eventgrid_queue_settled_total":
+		addNonZero(s.sub(v.m).settled, label(v.m, "kind"), v.counter())
+	case "eventgrid_queue_lock_expired_total":
+		sub := s.sub(v.m)
+		sub.queue = true // a queue subscription's series only
+		sub.locksExpired = v.counter()
+	case "eventgrid_queue_events":
+		sub := s.sub(v.m)
+		sub.queue = true
+		switch label(v.m, "state") {
+		case "available":
+			sub.available = v.gauge()
+		case "locked":
+			sub.locked = v.gauge()
+		case "delayed":
+			sub.delayed = v.gauge()
 		}
 	case "eventgrid_queue_depth":
 		sub := s.sub(v.m)
@@ -324,8 +370,7 @@ func (c *Console) logSubscriptions(subs map[subKey]*subLine) {
 	})
 	for _, k := range keys {
 		s := subs[k]
-		if s.attempts == 0 && s.delivered == 0 && s.failed == 0 && s.expired == 0 && len(s.dropped) == 0 &&
-			s.firstAttempt.count == 0 && s.ready == 0 && s.backoff1 == 0 && s.backoff2 == 0 {
+		if !s.active() {
 			continue
 		}
 		ev := c.log.Info().Str("topic", k.topic).Str("subscription", k.name).
@@ -343,16 +388,31 @@ func (c *Console) logSubscriptions(subs map[subKey]*subLine) {
 				ev = ev.Float64(h.field, h.h.mean())
 			}
 		}
-		if len(s.dropped) > 0 {
-			d := zerolog.Dict()
-			for _, r := range sortedKeys(s.dropped) {
-				d = d.Int64(r, int64(s.dropped[r]))
+		for _, d := range []struct {
+			field string
+			m     map[string]float64
+		}{{"dropped", s.dropped}, {"deadLettered", s.deadLettered}, {"settled", s.settled}} {
+			if len(d.m) > 0 {
+				ev = ev.Dict(d.field, dictOf(d.m))
 			}
-			ev = ev.Dict("dropped", d)
+		}
+		if s.queue {
+			ev.Int64("locksExpired", int64(s.locksExpired)).Int64("queueAvailable", int64(s.available)).
+				Int64("queueLocked", int64(s.locked)).Int64("queueDelayed", int64(s.delayed)).Msg("subscription metrics")
+			continue
 		}
 		ev.Int64("queueReady", int64(s.ready)).Int64("queueBackoff1", int64(s.backoff1)).
 			Int64("queueBackoff2", int64(s.backoff2)).Msg("subscription metrics")
 	}
+}
+
+// dictOf is m as a log dictionary, in the order of its keys.
+func dictOf(m map[string]float64) *zerolog.Event {
+	d := zerolog.Dict()
+	for _, k := range sortedKeys(m) {
+		d = d.Int64(k, int64(m[k]))
+	}
+	return d
 }
 
 // logBroker logs the "broker metrics" line.

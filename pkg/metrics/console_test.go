@@ -11,6 +11,8 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
+	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
@@ -50,7 +52,7 @@ func TestConsole_Report(t *testing.T) {
 		{"subscription", "subscription metrics", map[string]any{"topic": "T1", "subscription": "s1"}, map[string]any{
 			"deliverySuccessCounts": 3.0, "deliveryFailureCounts": 1.0, "deliveryAttemptsCount": 4.0,
 			"expiredCounts": 3.0, "deliverySuccessLatencyMsMean": 15.0, "systemDelayForFirstAttemptMsMean": 6.0,
-			"dropped":    map[string]any{"expired": 1.0, "max_attempts": 2.0, "shutdown": 3.0},
+			"dropped":    map[string]any{"TimeToLiveExceeded": 1.0, "MaxDeliveryAttemptsExceeded": 2.0, "Shutdown": 3.0},
 			"queueReady": 1.0, "queueBackoff1": 2.0, "queueBackoff2": 1.0,
 		}},
 		{"broker", "broker metrics", nil, map[string]any{
@@ -192,4 +194,40 @@ func TestConsole_Lifecycle(t *testing.T) {
 			t.Fatal("Close did not return after the context was cancelled")
 		}
 	})
+}
+
+// TestConsole_QueueSubscription: a queue subscription's line has the
+// counts both delivery modes share, its settlements and expired locks, and
+// its queue's gauges instead of the push lists.
+func TestConsole_QueueSubscription(t *testing.T) {
+	buf := &logbuf.Buffer{}
+	c := metrics.NewConsole(time.Hour, zerolog.New(buf))
+	q := queueSub(9, "t", "q")
+	c.SubscriptionPut(q)
+	c.Record(outcome.Record{Kind: outcome.Started, Sub: q, Events: 3})
+	c.Record(outcome.Record{Kind: outcome.Attempted, Sub: q, Events: 2, Failed: 2, Expired: 2, Latency: -1})
+	c.Record(outcome.Record{Kind: outcome.Settled, Sub: q, Events: 1, Settlement: "acknowledge"})
+	drop(c.Prometheus, q, outcome.Rejected, 1)
+	deadLetter(c.Prometheus, q, outcome.MaxDeliveryCountExceeded)
+	c.CollectQueues(func() []pull.SubscriptionCounts {
+		return []pull.SubscriptionCounts{{Subscription: q, Counts: pull.Counts{Available: 4, Locked: 1}}}
+	})
+	c.Report()
+	lines := byMessage(buf.Take(t))["subscription metrics"]
+	if len(lines) != 1 {
+		t.Fatalf("subscription lines %v, want one for q", lines)
+	}
+	want := map[string]any{
+		"deliveryAttemptsCount": 3.0, "deliveryFailureCounts": 2.0, "expiredCounts": 0.0, "locksExpired": 2.0,
+		"settled": map[string]any{"acknowledge": 1.0}, "dropped": map[string]any{"Rejected": 1.0},
+		"deadLettered": map[string]any{"MaxDeliveryCountExceeded": 1.0}, "queueAvailable": 4.0, "queueLocked": 1.0,
+	}
+	for k, v := range want {
+		if got := lines[0][k]; !equalJSON(got, v) {
+			t.Errorf("%s = %v, want %v", k, got, v)
+		}
+	}
+	if _, ok := lines[0]["queueReady"]; ok {
+		t.Errorf("a queue subscription's line has the push lists: %v", lines[0])
+	}
 }

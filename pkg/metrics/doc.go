@@ -21,9 +21,13 @@
 //	DeliveryAttemptsCount         eventgrid_subscription_delivery_attempts_total{topic,subscription}
 //	ExpiredCounts                 eventgrid_subscription_expired_total{topic,subscription}
 //
-// The broker adds eventgrid_events_dropped_total{topic,subscription,reason},
+// The broker adds eventgrid_events_dropped_total{topic,subscription,reason}
+// and eventgrid_subscription_dead_lettered_total,
 // eventgrid_publish_rejected_total{reason}, and gauges read from the delivery
-// engine at every scrape: eventgrid_queue_depth{topic,subscription,queue},
+// modes at every scrape: eventgrid_queue_depth{topic,subscription,queue},
 // eventgrid_backoff_queue_depth{queue}, eventgrid_deliveries_in_flight,
-// eventgrid_queued_events and eventgrid_queued_bytes.
+// eventgrid_queued_events, eventgrid_queued_bytes and the queue
+// subscriptions' eventgrid_queue_events{state}. A queue subscription has
+// the series a push subscription has wherever they mean the same: both
+// modes' records (package outcome) move them (docs/metrics.md).
 package metrics

@@ -97,7 +97,7 @@ func TestPrometheus_Engine(t *testing.T) {
 		{"eventgrid_subscription_delivery_success_latency_ms#count", sub("good"), n},
 		{"eventgrid_subscription_delivery_failure_total", sub("bad"), n},
 		{"eventgrid_subscription_delivery_attempts_total", sub("bad"), n},
-		{"eventgrid_events_dropped_total", sub("bad", "reason", "max_attempts"), n},
+		{"eventgrid_events_dropped_total", sub("bad", "reason", "MaxDeliveryAttemptsExceeded"), n},
 		{"eventgrid_queue_depth", sub("bad", "queue", "ready"), 0},
 		{"eventgrid_deliveries_in_flight", nil, 0},
 		{"eventgrid_queued_bytes", nil, 0},

@@ -15,6 +15,8 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
+	"github.com/edgegrid/edgegrid/pkg/pull"
 )
 
 // Label names.
@@ -34,13 +36,11 @@ var requestBucketsMs = []float64{0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500
 // before a first attempt, which grows with the backlog.
 var deliveryBucketsMs = append(requestBucketsMs[:len(requestBucketsMs):len(requestBucketsMs)], 10000, 30000, 60000, 120000)
 
-// dropReasons are the reasons whose series every subscription starts with.
-var dropReasons = [...]delivery.DropReason{delivery.DropExpired, delivery.DropMaxAttempts, delivery.DropDeleted, delivery.DropShutdown, delivery.DropUndeliverable}
-
 // Prometheus keeps the broker's metrics in its own registry (never the
-// global one) and serves them with Handler. It implements delivery.Metrics,
-// api.Metrics (its Published method) and eventgrid.SubscriptionObserver; every method is safe for
-// concurrent use and none blocks on I/O.
+// global one) and serves them with Handler. It implements outcome.Metrics
+// (the deliveries of both modes), api.Metrics, dispatch.Metrics and
+// eventgrid.SubscriptionObserver; every method is safe for concurrent use
+// and none blocks on I/O.
 //
 // Series are labelled with the names topics and subscriptions were created
 // with. When Prometheus is told about subscriptions as an observer (after
@@ -61,13 +61,15 @@ type Prometheus struct {
 	successLatency, failureLatency, firstAttempt *prometheus.HistogramVec
 	dropped                                      *prometheus.CounterVec
 	deadLettered                                 *prometheus.CounterVec
+	settled, lockExpired                         *prometheus.CounterVec
 	deadLetterWritten, deadLetterFailed          *prometheus.CounterVec
 	deadLetterDropped                            *prometheus.CounterVec
 	rejected                                     *prometheus.CounterVec
 	authFailures                                 *prometheus.CounterVec
 
-	stats atomic.Pointer[func() delivery.Stats]
-	held  atomic.Pointer[func() dispatch.Holdings]
+	stats  atomic.Pointer[func() delivery.Stats]
+	held   atomic.Pointer[func() dispatch.Holdings]
+	queues atomic.Pointer[func() []pull.SubscriptionCounts]
 
 	mu       sync.RWMutex
 	topics   map[string]*topicSeries // by topic name as reported
@@ -76,7 +78,7 @@ type Prometheus struct {
 }
 
 var (
-	_ delivery.Metrics               = (*Prometheus)(nil)
+	_ outcome.Metrics                = (*Prometheus)(nil)
 	_ eventgrid.SubscriptionObserver = (*Prometheus)(nil)
 )
 
@@ -84,16 +86,6 @@ var (
 type topicSeries struct {
 	received, unmatched, success, systemErrors, userErrors prometheus.Counter
 	latency                                                prometheus.Observer
-}
-
-// subSeries are the series of one subscription; a queue subscription's
-// have no push delivery series.
-type subSeries struct {
-	topic, name                                  string
-	queue                                        bool
-	delivered, failed, attempts, expired         prometheus.Counter
-	successLatency, failureLatency, firstAttempt prometheus.Observer
-	dropped                                      [len(dropReasons)]prometheus.Counter
 }
 
 // NewPrometheus returns metrics registered in a new registry, which also
@@ -114,15 +106,17 @@ func NewPrometheus() *Prometheus {
 		systemErrors:      counter("eventgrid_topic_system_error_requests_total", "Publish requests answered with 5xx (SystemErrorRequests).", t),
 		userErrors:        counter("eventgrid_topic_user_error_requests_total", "Publish requests answered with 4xx (UserErrorRequests).", t),
 		requestLatency:    histogram("eventgrid_topic_success_request_latency_ms", "Latency of successful publish requests in milliseconds (SuccessRequestLatencyMs).", requestBucketsMs, t),
-		delivered:         counter("eventgrid_subscription_delivery_success_total", "Events delivered (DeliverySuccessCounts).", t, ts),
-		failed:            counter("eventgrid_subscription_delivery_failure_total", "Events in failed delivery attempts (DeliveryFailureCounts).", t, ts),
-		attempts:          counter("eventgrid_subscription_delivery_attempts_total", "Event delivery attempts: n per request of n events (DeliveryAttemptsCount).", t, ts),
-		expired:           counter("eventgrid_subscription_expired_total", "Events dropped by the retry policy: time to live or attempts exhausted (ExpiredCounts).", t, ts),
+		delivered:         counter("eventgrid_subscription_delivery_success_total", "Events delivered: accepted by the destination, or acknowledged by a queue subscription's receiver (DeliverySuccessCounts).", t, ts),
+		failed:            counter("eventgrid_subscription_delivery_failure_total", "Events in failed delivery attempts: in failed requests, or a queue subscription's events released or whose lock expired (DeliveryFailureCounts).", t, ts),
+		attempts:          counter("eventgrid_subscription_delivery_attempts_total", "Event delivery attempts: n per request of n events, or per event handed to a queue subscription's receiver (DeliveryAttemptsCount).", t, ts),
+		expired:           counter("eventgrid_subscription_expired_total", "Events dropped by the retry policy: time to live or attempts exhausted, or an answer never retried (ExpiredCounts).", t, ts),
 		successLatency:    histogram("eventgrid_subscription_delivery_success_latency_ms", "Latency of successful delivery requests in milliseconds (DeliverySuccessLatencyMs).", deliveryBucketsMs, t, ts),
 		failureLatency:    histogram("eventgrid_subscription_delivery_failure_latency_ms", "Latency of failed delivery requests in milliseconds (DeliveryFailureLatencyMs).", deliveryBucketsMs, t, ts),
 		firstAttempt:      histogram("eventgrid_subscription_system_delay_for_first_attempt_ms", "Time from acceptance to the first delivery attempt in milliseconds (SystemDelayForFirstAttemptMs).", deliveryBucketsMs, t, ts),
-		dropped:           counter("eventgrid_events_dropped_total", "Events that left a subscription's queue undelivered, by reason.", t, ts, labelReason),
-		deadLettered:      counter("eventgrid_subscription_dead_lettered_total", "Events handed to the subscription's dead-letter destination, by deadLetterReason.", t, ts, labelReason),
+		dropped:           counter("eventgrid_events_dropped_total", "Events that left a subscription undelivered and were not dead-lettered, by reason (docs/metrics.md#reasons).", t, ts, labelReason),
+		deadLettered:      counter("eventgrid_subscription_dead_lettered_total", "Events handed to the subscription's dead-letter destination, by reason (deadLetterReason).", t, ts, labelReason),
+		settled:           counter("eventgrid_queue_settled_total", "Lock tokens of a queue subscription settled successfully, by kind: acknowledge, release, reject, renewLock.", t, ts, "kind"),
+		lockExpired:       counter("eventgrid_queue_lock_expired_total", "Locks of a queue subscription that expired unsettled; their events became available again or were given up on.", t, ts),
 		deadLetterWritten: counter("eventgrid_dead_letter_written_total", "Dead-lettered events written to their blob container.", t, ts),
 		deadLetterFailed:  counter("eventgrid_dead_letter_write_failures_total", "Failed writes of dead letters to blob storage (each is retried).", t, ts),
 		deadLetterDropped: counter("eventgrid_dead_letter_dropped_total", "Dead-lettered events dropped because storage did not take them in time, or at shutdown.", t, ts),
@@ -143,9 +137,11 @@ func NewPrometheus() *Prometheus {
 	p.reg.MustRegister(
 		p.eventsReceived, p.unmatched, p.successRequests, p.systemErrors, p.userErrors, p.requestLatency,
 		p.delivered, p.failed, p.attempts, p.expired, p.successLatency, p.failureLatency, p.firstAttempt,
-		p.dropped, p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped, p.rejected, p.authFailures,
+		p.dropped, p.deadLettered, p.settled, p.lockExpired,
+		p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped, p.rejected, p.authFailures,
 		newStatsCollector(&p.stats),
 		newHeldCollector(&p.held),
+		queuesCollector{&p.queues},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -188,48 +184,6 @@ func (p *Prometheus) Published(topic string, status int, latency time.Duration, 
 	}
 }
 
-// Attempt implements delivery.Metrics.
-func (p *Prometheus) Attempt(sub *eventgrid.EventSubscription, n int, latency time.Duration, err error) {
-	s := p.pushSub(sub)
-	if s == nil {
-		return
-	}
-	s.attempts.Add(float64(n))
-	if err == nil {
-		s.delivered.Add(float64(n))
-		s.successLatency.Observe(ms(latency))
-		return
-	}
-	s.failed.Add(float64(n))
-	s.failureLatency.Observe(ms(latency))
-}
-
-// FirstAttempt implements delivery.Metrics.
-func (p *Prometheus) FirstAttempt(sub *eventgrid.EventSubscription, delay time.Duration) {
-	if s := p.pushSub(sub); s != nil {
-		s.firstAttempt.Observe(ms(delay))
-	}
-}
-
-// Dropped implements delivery.Metrics. Events dropped because they expired
-// or ran out of attempts also count in ExpiredCounts.
-func (p *Prometheus) Dropped(sub *eventgrid.EventSubscription, reason delivery.DropReason, n int) {
-	s := p.pushSub(sub)
-	if s == nil {
-		return
-	}
-	c := s.droppedCounter(p, reason)
-	c.Add(float64(n))
-	if reason == delivery.DropExpired || reason == delivery.DropMaxAttempts || reason == delivery.DropUndeliverable {
-		s.expired.Add(float64(n))
-	}
-}
-
-// DeadLettered implements delivery.Metrics.
-func (p *Prometheus) DeadLettered(sub *eventgrid.EventSubscription, reason string, n int) {
-	p.addSub(p.deadLettered, sub, float64(n), reason)
-}
-
 // AuthFailed implements api.Metrics.
 func (p *Prometheus) AuthFailed(reason string) { p.authFailures.WithLabelValues(reason).Inc() }
 
@@ -237,10 +191,9 @@ func (p *Prometheus) AuthFailed(reason string) { p.authFailures.WithLabelValues(
 func (p *Prometheus) Rejected(reason string) { p.rejected.WithLabelValues(reason).Inc() }
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: the
-// subscription's series appear at zero. From the first call on, Prometheus
-// keeps series only for the subscriptions it was told about. A queue
-// subscription has no push delivery series (its own are Pull's); it keeps
-// its dead-letter series.
+// subscription's series appear at zero: those both delivery modes have,
+// and those of its own mode (docs/metrics.md). From the first call on,
+// Prometheus keeps series only for the subscriptions it was told about.
 func (p *Prometheus) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -251,11 +204,7 @@ func (p *Prometheus) SubscriptionPut(sub *eventgrid.EventSubscription) {
 		}
 		p.deleteSubSeriesLocked(s.topic, s.name)
 	}
-	if sub.IsQueue() {
-		p.subs[sub.UID] = &subSeries{topic: sub.Topic, name: sub.Name, queue: true}
-		return
-	}
-	p.subs[sub.UID] = p.newSubSeriesLocked(sub.Topic, sub.Name)
+	p.subs[sub.UID] = p.newSubSeriesLocked(sub)
 }
 
 // SubscriptionDeleted implements eventgrid.SubscriptionObserver: the
@@ -313,7 +262,7 @@ func (p *Prometheus) ForgetTopic(name string) {
 		p.requestLatency.DeleteLabelValues(t)
 		match := prometheus.Labels{labelTopic: t}
 		for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired, p.dropped, p.deadLettered,
-			p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped} {
+			p.settled, p.lockExpired, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped} {
 			v.DeletePartialMatch(match)
 		}
 		for _, v := range []*prometheus.HistogramVec{p.successLatency, p.failureLatency, p.firstAttempt} {
@@ -345,65 +294,6 @@ func (p *Prometheus) topic(name string) *topicSeries {
 	}
 	p.topics[name] = t
 	return t
-}
-
-// sub returns the series of a subscription, or nil if they must not be
-// kept: Prometheus observes subscriptions and this one does not exist.
-func (p *Prometheus) sub(sub *eventgrid.EventSubscription) *subSeries {
-	p.mu.RLock()
-	s, ok := p.subs[sub.UID]
-	observed := p.observed
-	p.mu.RUnlock()
-	if ok || observed {
-		return s
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s, ok := p.subs[sub.UID]; ok || p.observed {
-		return s
-	}
-	s = p.newSubSeriesLocked(sub.Topic, sub.Name)
-	p.subs[sub.UID] = s
-	return s
-}
-
-// pushSub is sub's push delivery series; nil for a queue subscription.
-func (p *Prometheus) pushSub(sub *eventgrid.EventSubscription) *subSeries {
-	if s := p.sub(sub); s != nil && !s.queue {
-		return s
-	}
-	return nil
-}
-
-func (p *Prometheus) newSubSeriesLocked(topic, name string) *subSeries {
-	s := &subSeries{
-		topic:          topic,
-		name:           name,
-		delivered:      p.delivered.WithLabelValues(topic, name),
-		failed:         p.failed.WithLabelValues(topic, name),
-		attempts:       p.attempts.WithLabelValues(topic, name),
-		expired:        p.expired.WithLabelValues(topic, name),
-		successLatency: p.successLatency.WithLabelValues(topic, name),
-		failureLatency: p.failureLatency.WithLabelValues(topic, name),
-		firstAttempt:   p.firstAttempt.WithLabelValues(topic, name),
-	}
-	for i, r := range dropReasons {
-		s.dropped[i] = p.dropped.WithLabelValues(topic, name, string(r))
-	}
-	return s
-}
-
-func (p *Prometheus) deleteSubSeriesLocked(topic, name string) {
-	for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired} {
-		v.DeleteLabelValues(topic, name)
-	}
-	for _, v := range []*prometheus.HistogramVec{p.successLatency, p.failureLatency, p.firstAttempt} {
-		v.DeleteLabelValues(topic, name)
-	}
-	p.dropped.DeletePartialMatch(prometheus.Labels{labelTopic: topic, labelSubscription: name})
-	for _, v := range []*prometheus.CounterVec{p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped} {
-		v.DeletePartialMatch(prometheus.Labels{labelTopic: topic, labelSubscription: name})
-	}
 }
 
 // DeadLetterWritten implements deadletter.Metrics.
@@ -440,16 +330,6 @@ func (p *Prometheus) addSub(vec *prometheus.CounterVec, sub *eventgrid.EventSubs
 	if s := p.sub(sub); s != nil {
 		vec.WithLabelValues(append([]string{s.topic, s.name}, extra...)...).Add(v)
 	}
-}
-
-// droppedCounter returns the subscription's counter of reason.
-func (s *subSeries) droppedCounter(p *Prometheus, reason delivery.DropReason) prometheus.Counter {
-	for i, r := range dropReasons {
-		if r == reason {
-			return s.dropped[i]
-		}
-	}
-	return p.dropped.WithLabelValues(s.topic, s.name, string(reason))
 }
 
 // ms converts a duration to milliseconds.

@@ -16,16 +16,46 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 var (
 	_ api.Metrics                    = (*metrics.Prometheus)(nil)
-	_ delivery.Metrics               = (*metrics.Prometheus)(nil)
+	_ outcome.Metrics                = (*metrics.Prometheus)(nil)
 	_ eventgrid.SubscriptionObserver = (*metrics.Prometheus)(nil)
 	_ api.Metrics                    = (*metrics.Console)(nil)
-	_ delivery.Metrics               = (*metrics.Console)(nil)
+	_ outcome.Metrics                = (*metrics.Console)(nil)
 	_ eventgrid.SubscriptionObserver = (*metrics.Console)(nil)
 )
+
+// attempt records an attempt of n events begun (with the first attempts'
+// delays) and ended after latency, failed unless err is nil.
+func attempt(p *metrics.Prometheus, sub *eventgrid.EventSubscription, n int, latency time.Duration, err error, firsts ...time.Duration) {
+	p.Record(outcome.Record{Kind: outcome.Started, Sub: sub, Events: n, FirstDelays: firsts})
+	r := outcome.Record{Kind: outcome.Attempted, Sub: sub, Events: n, Latency: latency, Err: err}
+	if err != nil {
+		r.Failed = n
+	}
+	p.Record(r)
+}
+
+// drop records n events of sub given up on and dropped for reason, or
+// discarded with the subscription or the broker.
+func drop(p *metrics.Prometheus, sub *eventgrid.EventSubscription, reason outcome.Reason, n int) {
+	if reason == outcome.SubscriptionDeleted || reason == outcome.Shutdown {
+		p.Record(outcome.Record{Kind: outcome.Discarded, Sub: sub, Reason: reason, Events: n})
+		return
+	}
+	for range n {
+		p.Record(outcome.Record{Kind: outcome.GaveUp, Sub: sub, Reason: reason})
+	}
+}
+
+// deadLetter records an event of sub given up on for reason and
+// dead-lettered.
+func deadLetter(p *metrics.Prometheus, sub *eventgrid.EventSubscription, reason outcome.Reason) {
+	p.Record(outcome.Record{Kind: outcome.GaveUp, Sub: sub, Reason: reason, DeadLettered: true})
+}
 
 var errFail = errors.New("destination failed")
 
@@ -43,15 +73,13 @@ func scenario(p *metrics.Prometheus) (s1, s2, s3 *eventgrid.EventSubscription) {
 	p.Published("T1", http.StatusServiceUnavailable, time.Millisecond, 0, 0)
 	p.Published("t2", http.StatusOK, 1500*time.Microsecond, 1, 1)
 
-	p.FirstAttempt(s1, 5*time.Millisecond)
-	p.FirstAttempt(s1, 7*time.Millisecond)
-	p.Attempt(s1, 2, 10*time.Millisecond, nil)
-	p.Attempt(s1, 1, 30*time.Millisecond, errFail)
-	p.Attempt(s1, 1, 20*time.Millisecond, nil)
-	p.Dropped(s1, delivery.DropExpired, 1)
-	p.Dropped(s1, delivery.DropMaxAttempts, 2)
-	p.Dropped(s1, delivery.DropShutdown, 3)
-	p.Attempt(s2, 5, time.Second, errFail)
+	attempt(p, s1, 2, 10*time.Millisecond, nil, 5*time.Millisecond, 7*time.Millisecond)
+	attempt(p, s1, 1, 30*time.Millisecond, errFail)
+	attempt(p, s1, 1, 20*time.Millisecond, nil)
+	drop(p, s1, outcome.TimeToLiveExceeded, 1)
+	drop(p, s1, outcome.MaxDeliveryAttemptsExceeded, 2)
+	drop(p, s1, outcome.Shutdown, 3)
+	attempt(p, s2, 5, time.Second, errFail)
 	p.Rejected("broker_full")
 	p.Rejected("broker_full")
 	p.Rejected("too_large")
@@ -99,10 +127,10 @@ func TestPrometheus_Series(t *testing.T) {
 		{"eventgrid_subscription_delivery_failure_latency_ms#sum", sub("T1", "s1"), 30},
 		{"eventgrid_subscription_system_delay_for_first_attempt_ms#count", sub("T1", "s1"), 2},
 		{"eventgrid_subscription_system_delay_for_first_attempt_ms#sum", sub("T1", "s1"), 12},
-		{"eventgrid_events_dropped_total", sub("T1", "s1", "reason", "expired"), 1},
-		{"eventgrid_events_dropped_total", sub("T1", "s1", "reason", "max_attempts"), 2},
-		{"eventgrid_events_dropped_total", sub("T1", "s1", "reason", "shutdown"), 3},
-		{"eventgrid_events_dropped_total", sub("T1", "s1", "reason", "subscription_deleted"), 0},
+		{"eventgrid_events_dropped_total", sub("T1", "s1", "reason", "TimeToLiveExceeded"), 1},
+		{"eventgrid_events_dropped_total", sub("T1", "s1", "reason", "MaxDeliveryAttemptsExceeded"), 2},
+		{"eventgrid_events_dropped_total", sub("T1", "s1", "reason", "Shutdown"), 3},
+		{"eventgrid_events_dropped_total", sub("T1", "s1", "reason", "SubscriptionDeleted"), 0},
 		{"eventgrid_subscription_delivery_failure_total", sub("T1", "s2"), 5},
 		{"eventgrid_subscription_delivery_attempts_total", sub("T1", "s2"), 5},
 		{"eventgrid_subscription_delivery_failure_latency_ms#sum", sub("T1", "s2"), 1000},
@@ -173,9 +201,9 @@ func TestPrometheus_Forget(t *testing.T) {
 			name: "late measurements of a deleted subscription are ignored",
 			act: func(p *metrics.Prometheus, s1, _, _ *eventgrid.EventSubscription) {
 				p.SubscriptionDeleted(s1)
-				p.Attempt(s1, 1, time.Millisecond, errFail)
-				p.Dropped(s1, delivery.DropDeleted, 4)
-				p.FirstAttempt(s1, time.Millisecond)
+				attempt(p, s1, 1, time.Millisecond, errFail, time.Millisecond)
+				drop(p, s1, outcome.SubscriptionDeleted, 4)
+				drop(p, s1, outcome.Undeliverable("NotFound"), 1)
 			},
 			goneSubs: [][2]string{{"T1", "s1"}}, keptSubs: [][2]string{{"T1", "s2"}, {"t2", "s3"}},
 			keptTopics: []string{"T1", "t2"},
@@ -183,10 +211,10 @@ func TestPrometheus_Forget(t *testing.T) {
 		{
 			name: "late dead letters of a deleted subscription are ignored",
 			act: func(p *metrics.Prometheus, s1, _, _ *eventgrid.EventSubscription) {
-				p.DeadLettered(s1, "MaxDeliveryAttemptsExceeded", 1)
+				deadLetter(p, s1, outcome.MaxDeliveryAttemptsExceeded)
 				p.DeadLetterWritten(s1, 1)
 				p.SubscriptionDeleted(s1)
-				p.DeadLettered(s1, "MaxDeliveryAttemptsExceeded", 1)
+				deadLetter(p, s1, outcome.MaxDeliveryAttemptsExceeded)
 				p.DeadLetterWritten(s1, 3)
 				p.DeadLetterWriteFailed(s1)
 				p.DeadLetterDropped(s1, 2)
@@ -232,7 +260,7 @@ func TestPrometheus_Forget(t *testing.T) {
 	t.Run("without an observer, series are created on first use", func(t *testing.T) {
 		p := metrics.NewPrometheus()
 		s1 := newSub(7, "t", "late")
-		p.Attempt(s1, 2, time.Millisecond, nil)
+		attempt(p, s1, 2, time.Millisecond, nil)
 		s := MustScrape(t, p.Handler())
 		if v, ok := s.value("eventgrid_subscription_delivery_success_total", sub("t", "late")...); !ok || v != 2 {
 			t.Errorf("delivery_success = %v, %v; want 2", v, ok)
@@ -311,9 +339,8 @@ func TestPrometheus_Concurrent(t *testing.T) {
 				s := newSub(uint64(w*rounds+i+1), topic, fmt.Sprintf("s%d", i%5))
 				p.SubscriptionPut(s)
 				p.Published(topic, http.StatusOK, time.Millisecond, 1, 0)
-				p.Attempt(s, 1, time.Millisecond, nil)
-				p.FirstAttempt(s, time.Millisecond)
-				p.Dropped(s, delivery.DropExpired, 1)
+				attempt(p, s, 1, time.Millisecond, nil, time.Millisecond)
+				drop(p, s, outcome.TimeToLiveExceeded, 1)
 				p.SubscriptionDeleted(s)
 				if i%50 == 0 {
 					p.ForgetTopic(topic)

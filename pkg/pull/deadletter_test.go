@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
@@ -30,14 +31,15 @@ func TestDeadLetterRecord(t *testing.T) {
 	f.clock.Advance(time.Minute) // the third lock expires
 	f.clock.Advance(time.Minute) // the fourth event outlives its time to live
 	type want struct {
-		reason, outcome string
-		attempts        int
+		reason   outcome.Reason
+		outcome  string
+		attempts int
 	}
 	wants := map[string]want{
-		"1": {pull.ReasonRejected, pull.OutcomeRejected, 1},
-		"2": {pull.ReasonMaxDeliveryCount, pull.OutcomeReleased, 1},
-		"3": {pull.ReasonMaxDeliveryCount, pull.OutcomeLockExpired, 1},
-		"4": {pull.ReasonTimeToLive, pull.OutcomeNeverReceived, 0},
+		"1": {outcome.Rejected, pull.OutcomeRejected, 1},
+		"2": {outcome.MaxDeliveryCountExceeded, pull.OutcomeReleased, 1},
+		"3": {outcome.MaxDeliveryCountExceeded, pull.OutcomeLockExpired, 1},
+		"4": {outcome.TimeToLiveExceeded, pull.OutcomeNeverReceived, 0},
 	}
 	f.rec.mu.Lock()
 	letters := append([]eventgrid.DeadLetter(nil), f.rec.letters...)
@@ -49,7 +51,7 @@ func TestDeadLetterRecord(t *testing.T) {
 		v, _ := rawjson.Member(l.Body, "id")
 		id, _ := rawjson.Unquote(v)
 		w := wants[id]
-		if l.Reason != w.reason || l.LastOutcome != w.outcome || l.Attempts != w.attempts || l.LastStatus != 0 ||
+		if l.Reason != string(w.reason) || l.LastOutcome != w.outcome || l.Attempts != w.attempts || l.LastStatus != 0 ||
 			!l.Published.Equal(published) || l.Subscription != sub {
 			t.Errorf("event %s: %+v; want reason %s, last outcome %s after %d receives", id, l, w.reason, w.outcome, w.attempts)
 		}

@@ -1,63 +1,62 @@
 package pull
 
 import (
+	"time"
+
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
-// effects are what a change under the queue's lock leaves to do after it.
+// effects are what a change under the queue's lock leaves to report after
+// it (package outcome): the attempts that ended (events acknowledged,
+// released, or whose lock expired), each event's outcome for those
+// watching, and the events given up on.
 type effects struct {
-	letters []eventgrid.DeadLetter
-	dropped map[string]int
-	expired int // locks that expired unsettled
+	acked, released, expired attempt
 	// requeued is how many of the expired locks' events are available
 	// again; the others were past their delivery count or time to live.
 	requeued int
-	// For the inspection API (inspect.go): events acknowledged, and
-	// released or whose lock expired; outcomes for those watching; events
-	// given up on.
-	acked, failed int
-	outs          []outNote
-	gaveUp        []inspect.GivenUp
+	outs     []outcome.Event
+	gaveUp   []outcome.Record
 }
 
-func (fx *effects) drop(reason string) {
-	if fx.dropped == nil {
-		fx.dropped = map[string]int{}
-	}
-	fx.dropped[reason]++
+// attempt counts the events whose attempt ended one way, and the largest
+// of their delivery counts.
+type attempt struct{ events, count int }
+
+func (a *attempt) add(e *entry) {
+	a.events++
+	a.count = max(a.count, e.count)
 }
 
-// apply does fx's work. sub is the subscription as it was under the lock.
-func (q *queue) apply(sub *eventgrid.EventSubscription, fx *effects) {
-	q.report(fx)
-	m := q.s.opts.Metrics
-	if fx.expired > 0 {
-		m.LockExpired(sub, fx.expired)
-		if q.s.opts.LogDeliveryFailure {
-			// The events not available again have lines of their own,
-			// dead-lettered or dropped.
-			q.s.log.Info().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("events", fx.expired).
-				Int("availableAgain", fx.requeued).Msg("locks expired unsettled")
+// apply reports fx. sub is the subscription as it was under the lock, now
+// the time of the change.
+func (q *queue) apply(sub *eventgrid.EventSubscription, now time.Time, fx *effects) {
+	rec := outcome.Record{Kind: outcome.Attempted, Sub: sub, Time: now, Latency: -1, Outcomes: fx.outs}
+	for _, a := range [...]struct {
+		attempt
+		failed  bool
+		err     error
+		expired int
+	}{
+		{fx.acked, false, nil, 0},
+		{fx.released, true, errReleased, 0},
+		{fx.expired, true, errLockExpired, fx.expired.events},
+	} {
+		if a.events == 0 {
+			continue
 		}
+		rec.Events, rec.Attempt, rec.Err, rec.Expired, rec.Failed = a.events, a.count, a.err, a.expired, 0
+		if a.failed {
+			rec.Failed = a.events
+		}
+		if a.expired > 0 {
+			rec.Requeued = fx.requeued
+		}
+		q.out.Report(&rec)
+		rec.Outcomes = nil // told once, with the first record
 	}
-	for reason, n := range fx.dropped {
-		m.Dropped(sub, reason, n)
-		if q.s.opts.LogDeliveryFailure || reason == ReasonTimeToLive && q.s.opts.LogEventExpiry {
-			q.s.log.Warn().Str("topic", sub.Topic).Str("subscription", sub.Name).Str("reason", reason).Int("events", n).Msg("events dropped")
-		}
-	}
-	if len(fx.letters) > 0 {
-		byReason := map[string]int{}
-		for _, l := range fx.letters {
-			byReason[l.Reason]++
-			q.s.opts.DeadLetterer.DeadLetter(l)
-		}
-		for reason, n := range byReason {
-			m.DeadLettered(sub, reason, n)
-			if q.s.opts.LogDeliveryFailure || reason == ReasonTimeToLive && q.s.opts.LogEventExpiry {
-				q.s.log.Warn().Str("topic", sub.Topic).Str("subscription", sub.Name).Str("reason", reason).Int("events", n).Msg("events dead-lettered")
-			}
-		}
+	for i := range fx.gaveUp {
+		q.out.Report(&fx.gaveUp[i])
 	}
 }

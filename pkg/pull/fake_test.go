@@ -12,54 +12,49 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
-// recorder counts what the store reports, and keeps the dead letters.
+// recorder counts what the store reports (outcome.Metrics), and keeps the
+// dead letters.
 type recorder struct {
 	mu       sync.Mutex
 	received int
 	settled  map[string]int
 	expired  int
-	dead     map[string]int
-	dropped  map[string]int
+	dead     map[outcome.Reason]int
+	dropped  map[outcome.Reason]int
 	letters  []eventgrid.DeadLetter
 	rejected int
 }
 
 func newRecorder() *recorder {
-	return &recorder{settled: map[string]int{}, dead: map[string]int{}, dropped: map[string]int{}}
+	return &recorder{settled: map[string]int{}, dead: map[outcome.Reason]int{}, dropped: map[outcome.Reason]int{}}
 }
 
-func (r *recorder) Received(_ *eventgrid.EventSubscription, n int) {
+// Record counts the events received, the tokens settled by kind, the
+// locks expired and the events dead-lettered and dropped by reason.
+func (r *recorder) Record(rec outcome.Record) {
 	r.mu.Lock()
-	r.received += n
-	r.mu.Unlock()
-}
-
-func (r *recorder) Settled(_ *eventgrid.EventSubscription, kind string, n int) {
-	r.mu.Lock()
-	r.settled[kind] += n
-	r.mu.Unlock()
-}
-
-func (r *recorder) LockExpired(_ *eventgrid.EventSubscription, n int) {
-	r.mu.Lock()
-	r.expired += n
-	r.mu.Unlock()
-}
-
-func (r *recorder) DeadLettered(_ *eventgrid.EventSubscription, reason string, n int) {
-	r.mu.Lock()
-	r.dead[reason] += n
-	r.mu.Unlock()
-}
-
-func (r *recorder) Dropped(_ *eventgrid.EventSubscription, reason string, n int) {
-	r.mu.Lock()
-	r.dropped[reason] += n
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	switch rec.Kind {
+	case outcome.Started:
+		r.received += rec.Events
+	case outcome.Settled:
+		r.settled[rec.Settlement] += rec.Events
+	case outcome.Attempted:
+		r.expired += rec.Expired
+	case outcome.GaveUp:
+		if rec.DeadLettered {
+			r.dead[rec.Reason]++
+		} else {
+			r.dropped[rec.Reason]++
+		}
+	case outcome.Discarded:
+		r.dropped[rec.Reason] += rec.Events
+	}
 }
 
 func (r *recorder) Rejected(string) {
@@ -75,14 +70,14 @@ func (r *recorder) DeadLetter(l eventgrid.DeadLetter) {
 	l.Done()
 }
 
-func (r *recorder) snapshot() (dead, dropped map[string]int) {
+func (r *recorder) snapshot() (dead, dropped map[outcome.Reason]int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return cloneMap(r.dead), cloneMap(r.dropped)
 }
 
-func cloneMap(m map[string]int) map[string]int {
-	c := make(map[string]int, len(m))
+func cloneMap[K comparable](m map[K]int) map[K]int {
+	c := make(map[K]int, len(m))
 	for k, v := range m {
 		if v != 0 {
 			c[k] = v

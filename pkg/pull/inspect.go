@@ -1,85 +1,50 @@
 package pull
 
 import (
+	"errors"
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
-// What the store tells and shows the inspection API (docs/console.md):
-// each queue reports to its subscription's record on the board
-// (Options.Board) as its events are settled, expire or are given up on, and
-// answers a peek and a retry now. Reports made under a queue's lock are
-// collected in the effects and handed over by apply, with no lock held.
+// What the store shows the inspection API (docs/console.md): each queue
+// answers a peek, a retry now and its status, and collects each event's
+// outcome for those watching, which apply reports (effects.go).
 
 // Why an event's last receive did not end in an acknowledgement, as the
-// inspection API says it.
-const (
-	errReleased    = "released by the receiver"
-	errLockExpired = "the lock expired before the event was settled"
-	errRejected    = "rejected by the receiver"
+// inspection API and the logs say it.
+var (
+	errReleased    = errors.New("released by the receiver")
+	errLockExpired = errors.New("the lock expired before the event was settled")
+	errRejected    = errors.New("rejected by the receiver")
 )
 
 // lastError says why e's last receive failed, "" when there was none.
 func (e *entry) lastError() string {
 	switch e.outcome {
 	case released:
-		return errReleased
+		return errReleased.Error()
 	case lockExpired:
-		return errLockExpired
+		return errLockExpired.Error()
 	case rejected:
-		return errRejected
+		return errRejected.Error()
 	}
 	return ""
 }
 
-// outNote is the outcome of one event's receive, for those watching.
-type outNote struct {
-	outcome string
-	body    []byte
-	attempt int
-	err     string
-	next    time.Time
-}
-
-// noteLocked notes, for those watching, how e's receive ended.
-func (q *queue) noteLocked(fx *effects, outcome string, e *entry, err string, next time.Time) {
-	if q.rec.Watching() {
-		fx.outs = append(fx.outs, outNote{outcome: outcome, body: e.body, attempt: e.count, err: err, next: next})
-	}
-}
-
-// noteGivenUpLocked notes that the queue gave up on e, for the given-up
-// list.
-func (q *queue) noteGivenUpLocked(fx *effects, e *entry, reason string, kept bool, now time.Time) {
-	if q.rec == nil {
+// noteLocked notes, for those watching, how e's receive ended: delivered,
+// or failed with err and tried again at next.
+func (q *queue) noteLocked(fx *effects, e *entry, err error, next time.Time) {
+	if !q.out.Watching() {
 		return
 	}
-	fx.gaveUp = append(fx.gaveUp, inspect.GivenUp{Time: now, DeadLettered: kept, Reason: reason, Attempts: e.count,
-		LastError: e.lastError(), Body: e.body})
-}
-
-// report hands fx's settlements, outcomes and given-up events to the
-// subscription's record.
-func (q *queue) report(fx *effects) {
-	if q.rec == nil {
-		return
+	o := outcome.Event{Body: e.body, Attempt: int32(e.count), Next: next}
+	if err != nil {
+		o.Failed, o.Error = true, err.Error()
 	}
-	if fx.acked == 0 && fx.failed == 0 && len(fx.outs) == 0 && len(fx.gaveUp) == 0 {
-		return
-	}
-	now := q.s.opts.Clock.Now()
-	if fx.acked > 0 || fx.failed > 0 {
-		q.rec.Attempted(fx.acked, fx.failed, -1, 0, now)
-	}
-	for _, o := range fx.outs {
-		q.rec.Report(inspect.Outcome{Outcome: o.outcome, Body: o.body, Time: now,
-			Attempt: o.attempt, Latency: -1, Error: o.err, Next: o.next})
-	}
-	for _, g := range fx.gaveUp {
-		q.rec.GaveUp(g)
-	}
+	fx.outs = append(fx.outs, o)
 }
 
 // Peek returns a bounded copy of the top oldest events sub's queue holds
@@ -143,35 +108,30 @@ func (s *Store) RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool) 
 	q.wakeLocked()
 	sub = q.sub
 	q.mu.Unlock()
-	q.apply(sub, &fx)
+	q.apply(sub, now, &fx)
 	return moved, true
 }
 
-// Status is what a queue subscription's deliveryStatus shows of its queue.
-type Status struct {
-	Counts
-	// Oldest is when the broker accepted the oldest event the queue holds,
-	// zero when it holds none; NextDelayed when the earliest delayed event
-	// becomes available, zero when none is delayed.
-	Oldest, NextDelayed time.Time
-}
-
-// Status returns sub's status, and false if sub has no queue.
-func (s *Store) Status(sub *eventgrid.EventSubscription) (Status, bool) {
+// Status returns what sub's queue holds now, in the terms both delivery
+// modes share: available events are Ready, delayed ones Waiting (until
+// NextAttempt, the earliest delay's end) and locked ones InFlight; ok is
+// false if sub has no queue.
+func (s *Store) Status(sub *eventgrid.EventSubscription) (inspect.Status, bool) {
 	q := s.lookup(sub)
 	if q == nil {
-		return Status{}, false
+		return inspect.Status{}, false
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	st := Status{Counts: q.countsLocked()}
+	c := q.countsLocked()
+	st := inspect.Status{Ready: c.Available, Waiting: c.Delayed, InFlight: c.Locked}
 	q.eachLocked(func(e *entry) {
 		if st.Oldest.IsZero() || e.published.Before(st.Oldest) {
 			st.Oldest = e.published
 		}
 	})
 	if e := q.delays.first(); e != nil {
-		st.NextDelayed = e.readyAt
+		st.NextAttempt = e.readyAt
 	}
 	return st, true
 }

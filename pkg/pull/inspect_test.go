@@ -82,7 +82,7 @@ func TestStore_Inspection(t *testing.T) {
 		t.Errorf("outcomes of an acknowledgement and a release: %s", o)
 	}
 	st, _ := f.store.Status(sub)
-	if st.Delayed != 1 || !st.NextDelayed.Equal(f.clock.Now().Add(10*time.Second)) || !st.Oldest.Equal(start) {
+	if st.Waiting != 1 || !st.NextAttempt.Equal(f.clock.Now().Add(10*time.Second)) || !st.Oldest.Equal(start) {
 		t.Errorf("status %+v", st)
 	}
 	if n, ok := f.store.RetryNow(sub); n != 1 || !ok {

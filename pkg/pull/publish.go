@@ -3,6 +3,7 @@ package pull
 import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // Share returns sub's share of the broker's budget, which the publish path
@@ -39,11 +40,11 @@ func (s *Store) Enqueue(c budget.Claim, bodies [][]byte, h *budget.Hold) {
 	for _, body := range bodies {
 		h.Release(c.Share, int64(len(body)))
 	}
-	reason := ReasonSubscriptionDeleted
+	reason := outcome.SubscriptionDeleted
 	if closed {
-		reason = ReasonShutdown
+		reason = outcome.Shutdown
 	}
-	s.opts.Metrics.Dropped(c.Sub, reason, len(bodies))
+	s.rep.Report(&outcome.Record{Kind: outcome.Discarded, Sub: c.Sub, Reason: reason, Events: len(bodies)})
 }
 
 // enqueue adds an entry per body, unless the queue is closed.

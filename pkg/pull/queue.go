@@ -8,7 +8,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 type state uint8
@@ -20,15 +20,15 @@ const (
 	gone
 )
 
-// outcome is how an event's last receive ended, as its dead letter says
+// ending is how an event's last receive ended, as its dead letter says
 // (lastDeliveryOutcome).
-type outcome uint8
+type ending uint8
 
 const (
-	neverReceived outcome = iota
-	released              // the receiver released it
-	lockExpired           // its lock expired unsettled
-	rejected              // the receiver rejected it
+	neverReceived ending = iota
+	released             // the receiver released it
+	lockExpired          // its lock expired unsettled
+	rejected             // the receiver rejected it
 )
 
 // The lastDeliveryOutcome values of a queue subscription's dead letters.
@@ -41,7 +41,7 @@ const (
 
 var outcomeNames = [...]string{neverReceived: OutcomeNeverReceived, released: OutcomeReleased, lockExpired: OutcomeLockExpired, rejected: OutcomeRejected}
 
-func (o outcome) String() string { return outcomeNames[o] }
+func (o ending) String() string { return outcomeNames[o] }
 
 // entry is one event in one queue subscription.
 type entry struct {
@@ -51,8 +51,8 @@ type entry struct {
 	expires   time.Time // published + the time to live
 	count     int       // deliveries so far
 	state     state
-	outcome   outcome // how the last receive ended
-	lockSeq   uint32  // the number of its lock (lockIndex)
+	outcome   ending // how the last receive ended
+	lockSeq   uint32 // the number of its lock (lockIndex)
 
 	token     string
 	lockedAt  time.Time
@@ -88,9 +88,9 @@ type queue struct {
 	timerAt time.Time
 	closed  bool
 	// closeReason is why the queue was closed.
-	closeReason string
-	// rec is the subscription's record on the board, nil without one.
-	rec *inspect.Sub
+	closeReason outcome.Reason
+	// out reports the subscription's records (package outcome).
+	out *outcome.Sub
 }
 
 func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
@@ -98,7 +98,7 @@ func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
 		s:      s,
 		sub:    sub,
 		tokens: map[string]*entry{},
-		rec:    s.opts.Board.Sub(sub),
+		out:    s.rep.For(sub),
 	}
 	q.locks = newLockIndex()
 	q.delays = timeHeap{key: byReadyAt}
@@ -128,31 +128,22 @@ func (q *queue) acknowledged(e *entry, now time.Time) {
 	e.hold.Delivered(&q.share, int64(len(e.body)), now)
 }
 
-// finishLocked ends e, which is in no list, heap or map any more: it is
-// dead-lettered when the subscription has a destination for that, and
-// dropped otherwise.
-func (q *queue) finishLocked(e *entry, reason string, fx *effects) {
+// finishLocked gives up on e, which is in no list, heap or map any more,
+// at now, for reason: it is dead-lettered when the subscription has a
+// destination for that, and dropped otherwise.
+func (q *queue) finishLocked(e *entry, reason outcome.Reason, now time.Time, fx *effects) {
 	e.state = gone
-	kept := q.sub.DeadLetter != nil && q.s.opts.DeadLetterer != nil
-	if reason != ReasonSubscriptionDeleted && reason != ReasonShutdown {
-		q.noteGivenUpLocked(fx, e, reason, kept, q.s.opts.Clock.Now())
-	}
-	if kept && reason != ReasonSubscriptionDeleted && reason != ReasonShutdown {
+	kept := q.sub.DeadLetter != nil && q.s.rep.DeadLetters()
+	rec := outcome.Record{Kind: outcome.GaveUp, Sub: q.sub, Time: now, Reason: reason, Body: e.body,
+		Attempt: e.count, LastOutcome: e.outcome.String(), LastError: e.lastError(), LastAttempt: e.lockedAt,
+		Published: e.published, DeadLettered: kept}
+	if kept {
 		var once sync.Once
-		fx.letters = append(fx.letters, eventgrid.DeadLetter{
-			Subscription: q.sub,
-			Body:         e.body,
-			Reason:       reason,
-			Attempts:     e.count,
-			LastOutcome:  e.outcome.String(),
-			LastAttempt:  e.lockedAt,
-			Published:    e.published,
-			Done:         func() { once.Do(func() { q.release(e) }) },
-		})
-		return
+		rec.Done = func() { once.Do(func() { q.release(e) }) }
+	} else {
+		q.release(e)
 	}
-	fx.drop(reason)
-	q.release(e)
+	fx.gaveUp = append(fx.gaveUp, rec)
 }
 
 func (q *queue) pushBackLocked(e *entry) {
@@ -193,9 +184,9 @@ func (q *queue) unlockLocked(e *entry, now time.Time, delay time.Duration, fx *e
 	e.token = ""
 	switch {
 	case e.count >= q.sub.Queue.MaxDeliveryCount:
-		q.finishLocked(e, ReasonMaxDeliveryCount, fx)
+		q.finishLocked(e, outcome.MaxDeliveryCountExceeded, now, fx)
 	case !now.Before(e.expires):
-		q.finishLocked(e, ReasonTimeToLive, fx)
+		q.finishLocked(e, outcome.TimeToLiveExceeded, now, fx)
 	case delay > 0:
 		e.state = delayed
 		e.readyAt = now.Add(delay)
@@ -208,8 +199,7 @@ func (q *queue) unlockLocked(e *entry, now time.Time, delay time.Duration, fx *e
 
 // close drops the queue's events, counted with reason, and ends its
 // waiting receives.
-func (q *queue) close(reason string) {
-	var fx effects
+func (q *queue) close(reason outcome.Reason) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -237,8 +227,6 @@ func (q *queue) close(reason string) {
 	q.wakeAllLocked()
 	sub := q.sub
 	q.mu.Unlock()
-	if n > 0 {
-		fx.dropped = map[string]int{reason: n}
-	}
-	q.apply(sub, &fx)
+	q.out.Report(&outcome.Record{Kind: outcome.Discarded, Sub: sub, Time: q.s.opts.Clock.Now(), Reason: reason, Events: n})
+	q.out.Close()
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/clock"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // takeLocked locks up to max available events.
@@ -18,7 +19,7 @@ func (q *queue) takeLocked(now time.Time, max int, out []Received, fx *effects) 
 		e := q.head
 		q.unlinkLocked(e)
 		if !now.Before(e.expires) {
-			q.finishLocked(e, ReasonTimeToLive, fx)
+			q.finishLocked(e, outcome.TimeToLiveExceeded, now, fx)
 			continue
 		}
 		e.count++
@@ -101,10 +102,10 @@ func (q *queue) attempt(r *receiving) (out []Received, waiting bool, err error) 
 	}
 	sub := q.sub
 	q.mu.Unlock()
-	q.apply(sub, &fx)
 	if len(out) > 0 {
-		q.s.opts.Metrics.Received(sub, len(out))
+		q.out.Report(&outcome.Record{Kind: outcome.Started, Sub: sub, Time: now, Events: len(out)})
 	}
+	q.apply(sub, now, &fx)
 	return out, waiting, err
 }
 
@@ -112,7 +113,7 @@ func (q *queue) attempt(r *receiving) (out []Received, waiting bool, err error) 
 // while the broker stops, and otherwise why the subscription has no queue.
 func (q *queue) closedErrorLocked() error {
 	switch {
-	case q.closeReason == ReasonShutdown:
+	case q.closeReason == outcome.Shutdown:
 		return nil // an empty answer
 	case !q.sub.IsQueue():
 		return notQueue(q.sub) // it delivers by push now

@@ -3,7 +3,7 @@ package pull
 import (
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // settle acknowledges, releases, rejects or renews the locks of tokens,
@@ -37,13 +37,10 @@ func (q *queue) settle(tokens []string, kind string, delay time.Duration) Result
 	q.wakeLocked()
 	sub := q.sub
 	q.mu.Unlock()
-	q.apply(sub, &fx)
 	if n := len(res.Succeeded); n > 0 {
-		q.s.opts.Metrics.Settled(sub, kind, n)
-		if kind == SettleAcknowledge && q.s.opts.LogDeliverySuccess {
-			q.s.log.Info().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("events", n).Msg("events acknowledged")
-		}
+		q.out.Report(&outcome.Record{Kind: outcome.Settled, Sub: sub, Time: now, Events: n, Settlement: kind})
 	}
+	q.apply(sub, now, &fx)
 	return res
 }
 
@@ -63,23 +60,23 @@ func (q *queue) settleLocked(t, kind string, delay time.Duration, now time.Time,
 		delete(q.tokens, t)
 		e.state = gone
 		q.acknowledged(e, now)
-		fx.acked++
-		q.noteLocked(fx, inspect.OutcomeDelivered, e, "", time.Time{})
+		fx.acked.add(e)
+		q.noteLocked(fx, e, nil, time.Time{})
 	case SettleRelease:
 		e.outcome = released
-		fx.failed++
+		fx.released.add(e)
 		q.unlockLocked(e, now, delay, fx)
 		switch e.state {
 		case delayed:
-			q.noteLocked(fx, inspect.OutcomeFailed, e, errReleased, e.readyAt)
+			q.noteLocked(fx, e, errReleased, e.readyAt)
 		case available:
-			q.noteLocked(fx, inspect.OutcomeFailed, e, errReleased, time.Time{})
+			q.noteLocked(fx, e, errReleased, time.Time{})
 		}
 	case SettleReject:
 		e.outcome = rejected
 		q.locks.remove(e)
 		delete(q.tokens, t)
-		q.finishLocked(e, ReasonRejected, fx)
+		q.finishLocked(e, outcome.Rejected, now, fx)
 	case SettleRenewLock:
 		end := e.lockedAt.Add(q.s.scale(MaxRenewal))
 		if !now.Before(end) {

@@ -11,15 +11,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
-)
-
-// Why an event left a queue other than by acknowledgement.
-const (
-	ReasonMaxDeliveryCount    = "MaxDeliveryCountExceeded"
-	ReasonTimeToLive          = "TimeToLiveExceeded"
-	ReasonRejected            = "Rejected"
-	ReasonSubscriptionDeleted = "SubscriptionDeleted"
-	ReasonShutdown            = "Shutdown"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // The settlement kinds, as metrics name them.
@@ -45,38 +37,6 @@ const MaxRenewal = time.Hour
 // ReleaseDelays are the delays a release may ask for, in seconds.
 var ReleaseDelays = []int{0, 10, 60, 600, 3600}
 
-// Metrics receives what the store measures. Implementations must not block.
-type Metrics interface {
-	// Received counts n events handed out to a receiver.
-	Received(sub *eventgrid.EventSubscription, n int)
-	// Settled counts n lock tokens settled successfully, by kind.
-	Settled(sub *eventgrid.EventSubscription, kind string, n int)
-	// LockExpired counts n locks that expired unsettled.
-	LockExpired(sub *eventgrid.EventSubscription, n int)
-	// DeadLettered counts n events handed to the dead-letter writer.
-	DeadLettered(sub *eventgrid.EventSubscription, reason string, n int)
-	// Dropped counts n events discarded, with the reason.
-	Dropped(sub *eventgrid.EventSubscription, reason string, n int)
-}
-
-// NopMetrics measures nothing.
-type NopMetrics struct{}
-
-// Received implements Metrics.
-func (NopMetrics) Received(*eventgrid.EventSubscription, int) {}
-
-// Settled implements Metrics.
-func (NopMetrics) Settled(*eventgrid.EventSubscription, string, int) {}
-
-// LockExpired implements Metrics.
-func (NopMetrics) LockExpired(*eventgrid.EventSubscription, int) {}
-
-// DeadLettered implements Metrics.
-func (NopMetrics) DeadLettered(*eventgrid.EventSubscription, string, int) {}
-
-// Dropped implements Metrics.
-func (NopMetrics) Dropped(*eventgrid.EventSubscription, string, int) {}
-
 // Options configure a Store. Zero values take the defaults.
 type Options struct {
 	// MaxWaiting bounds the receives waiting for events at once, across
@@ -87,20 +47,19 @@ type Options struct {
 	// and event times to live (broker__queueTimeScale, for tests); zero
 	// means 1.
 	TimeScale float64
-	// DeadLetterer, if not nil, takes the events of subscriptions that have
-	// a dead-letter destination.
+	// Reporter tells what happens to the queue subscriptions' events
+	// (package outcome): to the logs, the metrics, the inspection board and
+	// the dead-letter writer. The broker gives both delivery modes one.
+	// When it is nil, the store makes its own from DeliveryLogs,
+	// DeadLetterer, Metrics and Board (see outcome.Options), which are
+	// otherwise ignored.
+	Reporter     *outcome.Reporter
 	DeadLetterer eventgrid.DeadLetterer
-	Metrics      Metrics
-	Clock        clock.Clock
-	// Board, if not nil, gets each queue subscription's settlements,
-	// outcomes and events given up on, for the inspection API
-	// (docs/console.md).
-	Board *inspect.Board
-	// DeliveryLogs are the log switches: LogDeliverySuccess logs
-	// acknowledgements; LogDeliveryFailure logs rejections, lock expiries,
-	// dead letters and drops; LogEventExpiry logs events past their time
-	// to live.
+	Metrics      outcome.Metrics
+	Board        *inspect.Board
 	eventgrid.DeliveryLogs
+	// Clock is the source of time; nil means the system clock.
+	Clock clock.Clock
 }
 
 // Store keeps the queue subscriptions' events, which the publish path
@@ -108,12 +67,12 @@ type Options struct {
 // eventgrid.SubscriptionObserver and eventgrid.EventHolder for queue
 // subscriptions. It is safe for concurrent use.
 //
-// Lock order: Store.mu, then a queue's mu. The dead-letterer and the log
-// are called with no queue lock held; the budget's release and the
-// metrics, which never block, may be called under it.
+// Lock order: Store.mu, then a queue's mu. The reporter is called with no
+// queue lock held; the budget's release, which never blocks, may be called
+// under it.
 type Store struct {
 	opts Options
-	log  zerolog.Logger
+	rep  *outcome.Reporter
 
 	mu     sync.RWMutex
 	queues map[uint64]*queue // by subscription UID
@@ -122,18 +81,20 @@ type Store struct {
 	waiting atomic.Int64 // receives waiting, across the queues
 }
 
-// New returns an empty Store.
+// New returns an empty Store, which logs through its reporter.
 func New(o Options, log zerolog.Logger) *Store {
 	if o.TimeScale <= 0 {
 		o.TimeScale = 1
 	}
-	if o.Metrics == nil {
-		o.Metrics = NopMetrics{}
-	}
 	if o.Clock == nil {
 		o.Clock = clock.System{}
 	}
-	return &Store{opts: o, log: log.With().Str("component", "pull").Logger(), queues: map[uint64]*queue{}}
+	rep := o.Reporter
+	if rep == nil {
+		rep = outcome.New(outcome.Options{DeliveryLogs: o.DeliveryLogs, Metrics: o.Metrics, Board: o.Board,
+			DeadLetterer: o.DeadLetterer, Clock: o.Clock}, log)
+	}
+	return &Store{opts: o, rep: rep, queues: map[uint64]*queue{}}
 }
 
 // enterWait counts one more waiting receive, unless the broker holds
@@ -204,7 +165,7 @@ func (s *Store) SubscriptionDeleted(sub *eventgrid.EventSubscription) {
 		q.sub = sub
 		q.mu.Unlock()
 	}
-	q.close(ReasonSubscriptionDeleted)
+	q.close(outcome.SubscriptionDeleted)
 }
 
 // Close drops every queued event (counted, reason Shutdown) and ends the
@@ -217,7 +178,7 @@ func (s *Store) Close(context.Context) error {
 	s.closed = true
 	s.mu.Unlock()
 	for _, q := range qs {
-		q.close(ReasonShutdown)
+		q.close(outcome.Shutdown)
 	}
 	return nil
 }

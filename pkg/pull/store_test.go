@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/budget"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
@@ -95,7 +96,7 @@ func TestMaxDeliveryCount(t *testing.T) {
 			t.Fatalf("counts %+v; want the event gone", c)
 		}
 		dead, dropped := f.rec.snapshot()
-		want := map[string]int{pull.ReasonMaxDeliveryCount: 1}
+		want := map[outcome.Reason]int{outcome.MaxDeliveryCountExceeded: 1}
 		if withDeadLetter && (!maps.Equal(dead, want) || len(dropped) != 0 || f.rec.letters[0].Attempts != 2) {
 			t.Fatalf("dead %v dropped %v; want one dead letter after 2 deliveries", dead, dropped)
 		}
@@ -177,14 +178,14 @@ func TestTimeToLive(t *testing.T) {
 	f.clock.Advance(4 * time.Minute)
 	// The waiting event expired; the locked one is settled as usual.
 	dead, _ := f.rec.snapshot()
-	if dead[pull.ReasonTimeToLive] != 1 {
+	if dead[outcome.TimeToLiveExceeded] != 1 {
 		t.Fatalf("dead letters %v; want the unreceived event, past its time to live", dead)
 	}
 	if res, _ := f.store.Release(sub, tokens(got), 0); len(res.Succeeded) != 1 {
 		t.Fatalf("release: %+v", res)
 	}
 	dead, _ = f.rec.snapshot()
-	if dead[pull.ReasonTimeToLive] != 2 || f.counts(sub) != (pull.Counts{}) {
+	if dead[outcome.TimeToLiveExceeded] != 2 || f.counts(sub) != (pull.Counts{}) {
 		t.Fatalf("dead letters %v; want the released event, past its time to live, too", dead)
 	}
 }
@@ -226,8 +227,8 @@ func TestTimeToLive_OutOfQueueOrder(t *testing.T) {
 		gone int
 	}{{99 * time.Second, 0}, {100 * time.Second, 1}, {129 * time.Second, 1}, {130 * time.Second, 2}} {
 		f.clock.AdvanceTo(start.Add(step.at))
-		if _, dropped := f.rec.snapshot(); dropped[pull.ReasonTimeToLive] != step.gone {
-			t.Fatalf("at %v: %d expired, want %d", step.at, dropped[pull.ReasonTimeToLive], step.gone)
+		if _, dropped := f.rec.snapshot(); dropped[outcome.TimeToLiveExceeded] != step.gone {
+			t.Fatalf("at %v: %d expired, want %d", step.at, dropped[outcome.TimeToLiveExceeded], step.gone)
 		}
 	}
 	if got := f.counts(sub); got != (pull.Counts{Locked: 2}) {
@@ -244,7 +245,7 @@ func TestReject(t *testing.T) {
 	if len(res.Succeeded) != 1 {
 		t.Fatalf("reject: %+v", res)
 	}
-	if _, dropped := f.rec.snapshot(); dropped[pull.ReasonRejected] != 1 {
+	if _, dropped := f.rec.snapshot(); dropped[outcome.Rejected] != 1 {
 		t.Fatalf("dropped %v; want the rejected event counted", dropped)
 	}
 }
@@ -271,7 +272,7 @@ func TestShareOfTheBudget(t *testing.T) {
 	if n, _ := f.budget.Used(); n != 1 {
 		t.Fatalf("global budget holds %d events after the delete; want 1", n)
 	}
-	if _, dropped := f.rec.snapshot(); dropped[pull.ReasonSubscriptionDeleted] != 3 {
+	if _, dropped := f.rec.snapshot(); dropped[outcome.SubscriptionDeleted] != 3 {
 		t.Fatalf("dropped %v; want the deleted subscription's 3 events counted", dropped)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 	"github.com/edgegrid/edgegrid/pkg/pull"
 )
 
@@ -35,7 +36,7 @@ func TestSwitch_QueueToPush(t *testing.T) {
 	if code(a.err) != eventgrid.EBadRequest || !strings.Contains(a.err.Error(), "delivers by push") {
 		t.Fatalf("the waiting receive got %v; want EBadRequest saying it delivers by push", a.err)
 	}
-	if f.rec.dropped[pull.ReasonSubscriptionDeleted] != 0 {
+	if f.rec.dropped[outcome.SubscriptionDeleted] != 0 {
 		t.Fatalf("dropped %v", f.rec.dropped)
 	}
 }

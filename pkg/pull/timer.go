@@ -3,27 +3,26 @@ package pull
 import (
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/inspect"
+	"github.com/edgegrid/edgegrid/pkg/outcome"
 )
 
 // expireLocked processes what is due at now: expired locks, delayed
 // releases whose delay has passed, and events past their time to live.
 func (q *queue) expireLocked(now time.Time, fx *effects) {
 	for e := q.locks.first(); e != nil && !now.Before(e.lockUntil); e = q.locks.first() {
-		fx.expired++
-		fx.failed++
+		fx.expired.add(e)
 		e.outcome = lockExpired
 		q.unlockLocked(e, now, 0, fx)
 		if e.state == available {
 			fx.requeued++
-			q.noteLocked(fx, inspect.OutcomeFailed, e, errLockExpired, time.Time{})
+			q.noteLocked(fx, e, errLockExpired, time.Time{})
 		}
 	}
 	for e := q.delays.first(); e != nil && !now.Before(e.readyAt); e = q.delays.first() {
 		q.delays.remove(e)
 		q.ttl.remove(e)
 		if !now.Before(e.expires) {
-			q.finishLocked(e, ReasonTimeToLive, fx)
+			q.finishLocked(e, outcome.TimeToLiveExceeded, now, fx)
 			continue
 		}
 		q.pushBackLocked(e)
@@ -35,7 +34,7 @@ func (q *queue) expireLocked(now time.Time, fx *effects) {
 		} else {
 			q.unlinkLocked(e)
 		}
-		q.finishLocked(e, ReasonTimeToLive, fx)
+		q.finishLocked(e, outcome.TimeToLiveExceeded, now, fx)
 	}
 }
 
@@ -78,5 +77,5 @@ func (q *queue) onTimer() {
 	q.wakeLocked()
 	sub := q.sub
 	q.mu.Unlock()
-	q.apply(sub, &fx)
+	q.apply(sub, now, &fx)
 }

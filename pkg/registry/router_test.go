@@ -3,12 +3,13 @@ package registry_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
+	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
 // TestRouter: the router names a publish's topic, matches its events
@@ -63,8 +64,9 @@ func TestRouter(t *testing.T) {
 // subscription takes CloudEvents, with filters on the event's type and
 // subject only, has its events built as their CloudEvents; one subscription
 // that takes the events as published, or whose advanced filter reads the
-// body, ends that. Events built so are refused, with nothing handed on,
-// once the subscriptions no longer allow them, and taken while they do.
+// body, ends that. Events built so are handed on as they are while the
+// subscriptions allow them, and restored to their bodies as published,
+// then matched and handed on, once they no longer do.
 func TestRouter_CloudEventsOnly(t *testing.T) {
 	ctx := context.Background()
 	reg, rec, r := newRouter()
@@ -92,18 +94,16 @@ func TestRouter_CloudEventsOnly(t *testing.T) {
 		}
 		return subs.CloudEventsOnly
 	}
-	converted := []*eventgrid.Event{
-		{ID: "1", Type: "T", Subject: "/1", HasSubject: true, Body: []byte(`{"id":"1"}`)},
-		{ID: "2", Type: "T", Subject: "/2", HasSubject: true, Converted: true, Body: []byte(`{"specversion":"1.0","id":"2"}`)},
-	}
 	egTopic := eventgrid.Topic{Name: "eg", InputSchema: eventgrid.EventGridSchema}
+	published := mustDecode(t, false)
 
 	put("eg", "a", eventgrid.CloudEventSchemaV1_0, &eventgrid.Filter{IncludedEventTypes: []string{"T"}, SubjectBeginsWith: "/"})
 	put("ce", "a", eventgrid.CloudEventSchemaV1_0, nil)
 	if !only("eg") || only("ce") {
 		t.Fatalf("CloudEventsOnly: EventGridSchema topic %v, CloudEvents topic %v; want true, false", only("eg"), only("ce"))
 	}
-	if _, err := r.Publish(ctx, egTopic, converted); err != nil || len(rec.Calls()) != 1 {
+	if _, err := r.Publish(ctx, egTopic, mustDecode(t, true)); err != nil || len(rec.Calls()) != 1 ||
+		!rec.Calls()[0].Deliveries[0].Event.Converted {
 		t.Fatalf("converted events while every subscription takes CloudEvents: %v, %d calls", err, len(rec.Calls()))
 	}
 
@@ -112,10 +112,16 @@ func TestRouter_CloudEventsOnly(t *testing.T) {
 	if only("eg") {
 		t.Fatal("CloudEventsOnly with an advanced filter, which reads the body as published")
 	}
-	if _, err := r.Publish(ctx, egTopic, converted); !errors.Is(err, eventgrid.ErrSubscribersChanged) || len(rec.Calls()) != 1 {
-		t.Fatalf("converted events after an advanced filter came: %v, %d calls; want ErrSubscribersChanged, nothing handed on", err, len(rec.Calls()))
+	if _, err := r.Publish(ctx, egTopic, mustDecode(t, true)); err != nil || len(rec.Calls()) != 2 {
+		t.Fatalf("converted events after an advanced filter came: %v, %d calls; want them handed on", err, len(rec.Calls()))
 	}
-	if _, err := r.Publish(ctx, egTopic, converted[:1]); err != nil || len(rec.Calls()) != 2 {
+	for i, d := range rec.Calls()[1].Deliveries {
+		if d.Event.Converted || string(d.Event.Body) != string(published[i].Body) || len(d.Subscriptions) != 2 {
+			t.Errorf("event %d handed on as %s (converted %v) for %d subscriptions; want it as published, for a and b",
+				i, d.Event.Body, d.Event.Converted, len(d.Subscriptions))
+		}
+	}
+	if _, err := r.Publish(ctx, egTopic, mustDecode(t, false)); err != nil || len(rec.Calls()) != 3 {
 		t.Fatalf("events as published: %v, %d calls", err, len(rec.Calls()))
 	}
 
@@ -125,6 +131,46 @@ func TestRouter_CloudEventsOnly(t *testing.T) {
 	put("eg", "c", eventgrid.EventGridSchema, nil)
 	if only("eg") {
 		t.Fatal("CloudEventsOnly with a subscription that takes EventGridSchema")
+	}
+}
+
+// mustDecode decodes two events of topic eg, built as their CloudEvents
+// when converted is set.
+func mustDecode(t *testing.T, converted bool) []*eventgrid.Event {
+	t.Helper()
+	const body = `[{"id":"1","subject":"/1","eventType":"T","eventTime":"2024-05-06T07:08:09Z","data":{"n":1},"dataVersion":"1"},` +
+		`{"id":"2","subject":"/2","eventType":"T","eventTime":"2024-05-06T07:08:09Z","dataVersion":"1"}]`
+	evs, err := (&schema.Scratch{ToCloudEvents: converted}).DecodeBatch(eventgrid.EventGridSchema, "eg", []byte(body), time.Now())
+	if err != nil || len(evs) != 2 || evs[0].Converted != converted {
+		t.Fatalf("decoding: %d events, %v", len(evs), err)
+	}
+	return evs
+}
+
+// TestConvert: a subscription that takes CloudEvents gets an
+// EventGridSchema event's CloudEvent, one built as its CloudEvent as it
+// is, and any other subscription the event as published.
+func TestConvert(t *testing.T) {
+	eg := eventgrid.Topic{Name: "eg", InputSchema: eventgrid.EventGridSchema}
+	ce := &eventgrid.EventSubscription{EventDeliverySchema: eventgrid.CloudEventSchemaV1_0}
+	plain := &eventgrid.EventSubscription{EventDeliverySchema: eventgrid.EventGridSchema}
+	ev := mustDecode(t, false)[0]
+	want, err := schema.CloudEventOf(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := registry.Convert(nil, eg, ce, ev); string(got) != string(want) {
+		t.Errorf("converted %s; want %s", got, want)
+	}
+	if got := registry.Convert(nil, eg, plain, ev); &got[0] != &ev.Body[0] {
+		t.Errorf("an EventGridSchema subscription gets %s; want the event as published", got)
+	}
+	built := mustDecode(t, true)[0]
+	if got := registry.Convert(nil, eg, ce, built); &got[0] != &built.Body[0] {
+		t.Errorf("an event built as its CloudEvent gets %s; want it as it is", got)
+	}
+	if got := registry.Convert(nil, eventgrid.Topic{Name: "ce", InputSchema: eventgrid.CloudEventSchemaV1_0}, ce, ev); &got[0] != &ev.Body[0] {
+		t.Errorf("a CloudEvents topic's event gets %s; want it as it is", got)
 	}
 }
 

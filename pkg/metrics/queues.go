@@ -1,0 +1,53 @@
+package metrics
+
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/edgegrid/edgegrid/pkg/pull"
+)
+
+// CollectQueues sets the function the queue subscriptions' gauges are read
+// from at every scrape (pull.Store.Stats); nil removes them.
+func (p *Prometheus) CollectQueues(stats func() []pull.SubscriptionCounts) {
+	if stats == nil {
+		p.queues.Store(nil)
+		return
+	}
+	p.queues.Store(&stats)
+}
+
+var queueDepthDesc = prometheus.NewDesc("eventgrid_queue_events",
+	"Events a queue subscription holds, by state: available to receive, locked by a receiver, delayed by a release.",
+	[]string{labelTopic, labelSubscription, "state"}, nil)
+
+var waitingDesc = prometheus.NewDesc("eventgrid_queue_receives_waiting",
+	"Receive requests of a queue subscription waiting for events (long polling).",
+	[]string{labelTopic, labelSubscription}, nil)
+
+// queuesCollector reports the queue subscriptions' gauges at scrape time.
+type queuesCollector struct {
+	stats *atomic.Pointer[func() []pull.SubscriptionCounts]
+}
+
+func (c queuesCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queueDepthDesc
+	ch <- waitingDesc
+}
+
+func (c queuesCollector) Collect(ch chan<- prometheus.Metric) {
+	f := c.stats.Load()
+	if f == nil {
+		return
+	}
+	for _, s := range (*f)() {
+		for _, st := range []struct {
+			name string
+			n    int
+		}{{"available", s.Available}, {"locked", s.Locked}, {"delayed", s.Delayed}} {
+			ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(st.n), s.Subscription.Topic, s.Subscription.Name, st.name)
+		}
+		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(s.Waiting), s.Subscription.Topic, s.Subscription.Name)
+	}
+}

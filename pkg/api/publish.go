@@ -116,30 +116,9 @@ func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, subs even
 // publisher, and to the topic's live tails if anyone watches. It returns
 // how many events were accepted and how many of those matched nothing.
 func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Subscribers, route publishRoute, now time.Time, rec *inspect.Topic) (received, unmatched int, err error) {
-	mt, err := mediaType(c)
+	req, err := s.admit(c, topic, subs, route)
 	if err != nil {
 		return 0, 0, err
-	}
-	h := c.Request().Header
-	binary := schema.IsBinary(h)
-	mode, err := publishMode(topic.InputSchema, mt, binary, route.single())
-	if err != nil {
-		return 0, 0, err
-	}
-	// The CloudEvents media types and binary mode keep the CloudEvents
-	// rules on every route.
-	asOriginal := route.asOriginal() && mt == mediaJSON && !binary
-	// A topic without subscriptions queues nothing, so it is never refused
-	// for a full broker. One whose body alone is more than the broker ever
-	// queues gets 413, however empty the broker: 503 would have the
-	// publisher retry it for ever.
-	if s.opts.Admitter != nil && subs.Any {
-		if err := s.opts.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)); err != nil {
-			if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
-				err = s.queueFull(err)
-			}
-			return 0, 0, err
-		}
 	}
 	body, release, err := s.readPooledBody(c)
 	if err != nil {
@@ -161,16 +140,7 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Su
 	// published.
 	watching := rec.Watching()
 	scratch.ToCloudEvents = subs.CloudEventsOnly && !watching
-	scratch.FoldExtensionNames = asOriginal
-	events, err := decode(scratch, mode, topic, body, h, param(c, "id"), now)
-	if err != nil && asOriginal && eventgrid.ErrorCode(err) == eventgrid.EInvalidJSON {
-		// Json.NET took a comma after a last member or element; the
-		// refusal is of the body as sent, should more than that be wrong.
-		if fixed, ok := rawjson.WithoutTrailingCommas(body); ok && rawjson.Valid(fixed) {
-			body = fixed
-			events, err = decode(scratch, mode, topic, body, h, param(c, "id"), now)
-		}
-	}
+	events, err := req.decode(c, scratch, topic, body, now)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -187,6 +157,58 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Su
 		}
 	}
 	return len(events), unmatched, nil
+}
+
+// publishRequest is how a publish request's body is to be read.
+type publishRequest struct {
+	mode decodeMode
+	// asOriginal: the original module's routes read application/json as
+	// it did (docs/design.md#the-original-modules-examples).
+	asOriginal bool
+}
+
+// admit works out how c's body is to be read, and takes it only when the
+// broker has room for it. A topic without subscriptions queues nothing,
+// so it is never refused for a full broker. One whose body alone is more
+// than the broker ever queues gets 413, however empty the broker: 503
+// would have the publisher retry it for ever.
+func (s *Server) admit(c echo.Context, topic eventgrid.Topic, subs eventgrid.Subscribers, route publishRoute) (publishRequest, error) {
+	mt, err := mediaType(c)
+	if err != nil {
+		return publishRequest{}, err
+	}
+	binary := schema.IsBinary(c.Request().Header)
+	mode, err := publishMode(topic.InputSchema, mt, binary, route.single())
+	if err != nil {
+		return publishRequest{}, err
+	}
+	// The CloudEvents media types and binary mode keep the CloudEvents
+	// rules on every route.
+	req := publishRequest{mode: mode, asOriginal: route.asOriginal() && mt == mediaJSON && !binary}
+	if s.opts.Admitter != nil && subs.Any {
+		if err := s.opts.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)); err != nil {
+			if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
+				err = s.queueFull(err)
+			}
+			return publishRequest{}, err
+		}
+	}
+	return req, nil
+}
+
+// decode decodes body's events as req says.
+func (req publishRequest) decode(c echo.Context, scratch *publishScratch, topic eventgrid.Topic, body []byte, now time.Time) ([]*eventgrid.Event, error) {
+	scratch.FoldExtensionNames = req.asOriginal
+	h := c.Request().Header
+	events, err := decode(scratch, req.mode, topic, body, h, param(c, "id"), now)
+	if err != nil && req.asOriginal && eventgrid.ErrorCode(err) == eventgrid.EInvalidJSON {
+		// Json.NET took a comma after a last member or element; the
+		// refusal is of the body as sent, should more than that be wrong.
+		if fixed, ok := rawjson.WithoutTrailingCommas(body); ok && rawjson.Valid(fixed) {
+			events, err = decode(scratch, req.mode, topic, fixed, h, param(c, "id"), now)
+		}
+	}
+	return events, err
 }
 
 // queueFull adds the Retry-After advice to a queue-full error.

@@ -117,26 +117,12 @@ func (s *Server) serveStream(c echo.Context, open func() *inspect.Stream, gone e
 	}
 	defer st.Close()
 	timeout := s.streamTimeout()
-	start := time.Now()
 	end := time.NewTimer(timeout * 3 / 2)
 	defer end.Stop()
-	cut := start.Add(2 * timeout)
+	cut := time.Now().Add(2 * timeout)
 	w := c.Response()
 	rc := http.NewResponseController(w)
-	// A stream outlasts the server's read and write timeouts: no read
-	// deadline (an expired one would cancel the request), and a write
-	// deadline for each write, at most the stream's cut, so that a client
-	// that stops reading is cut off rather than holding a goroutine and a
-	// stream's place.
-	_ = rc.SetReadDeadline(time.Time{})
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
-	h.Set(echo.HeaderCacheControl, "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	// The connection ends with the stream: a reader reconnects, and one
-	// that reads nothing keeps no idle connection.
-	h.Set(echo.HeaderConnection, "close")
-	w.WriteHeader(http.StatusOK)
+	startStream(rc, w)
 	if s.writeStream(rc, w, nil, cut) != nil {
 		return nil
 	}
@@ -173,6 +159,23 @@ func (s *Server) serveStream(c echo.Context, open func() *inspect.Stream, gone e
 			return nil
 		}
 	}
+}
+
+// startStream writes an event stream's status and header. A stream
+// outlasts the server's read and write timeouts: no read deadline (an
+// expired one would cancel the request), and a write deadline for each
+// write, at most the stream's cut, so that a client that stops reading is
+// cut off rather than holding a goroutine and a stream's place.
+func startStream(rc *http.ResponseController, w *echo.Response) {
+	_ = rc.SetReadDeadline(time.Time{})
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set(echo.HeaderCacheControl, "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	// The connection ends with the stream: a reader reconnects, and one
+	// that reads nothing keeps no idle connection.
+	h.Set(echo.HeaderConnection, "close")
+	w.WriteHeader(http.StatusOK)
 }
 
 // streamTimeout is the request timeout that bounds an event stream's

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/desired"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/registry"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
 // lateObserver forwards the registry's changes to a reconciler made after
@@ -36,10 +36,9 @@ func TestReconciler_HeldByAPI(t *testing.T) {
 	ctx := context.Background()
 	var late lateObserver
 	reg := registry.New(registry.DefaultOptions(), &late)
-	var timers atomic.Int32
-	r := desired.NewReconciler(reg, zerolog.Nop(), desired.Options{
-		AfterFunc: func(time.Duration, func()) func() bool { timers.Add(1); return func() bool { return true } },
-	})
+	clk := fakeclock.New()
+	r := desired.NewReconciler(reg, zerolog.Nop(), desired.Options{Clock: clk})
+	timers := func() int { return len(clk.Armed()) }
 	late.Store(r)
 	due := r.Retries(fileSource)
 	pending := func() bool {
@@ -72,8 +71,8 @@ func TestReconciler_HeldByAPI(t *testing.T) {
 			t.Errorf("error %q, want it to hold %q", msg, want)
 		}
 	}
-	if res.Retrying() || timers.Load() != 0 || pending() {
-		t.Fatalf("retrying %v, %d timers, pending %v: want no retry until the API deletes the topic", res.Retrying(), timers.Load(), pending())
+	if res.Retrying() || timers() != 0 || pending() {
+		t.Fatalf("retrying %v, %d timers, pending %v: want no retry until the API deletes the topic", res.Retrying(), timers(), pending())
 	}
 	if st := r.Status(); len(st) != 1 || st[0].NextRetry != "" {
 		t.Errorf("status %+v, want no next retry", st)
@@ -107,8 +106,8 @@ func TestReconciler_HeldByAPI(t *testing.T) {
 	if want := `Topic "Orders" passed to the REST API when desired_config_file /etc/edgegrid/desired.json stopped declaring it while it held event subscriptions of others`; !strings.Contains(msg, want) {
 		t.Errorf("error %q, want it to hold %q", msg, want)
 	}
-	if res.Retrying() || timers.Load() != 0 || pending() {
-		t.Fatalf("retrying %v, %d timers, pending %v", res.Retrying(), timers.Load(), pending())
+	if res.Retrying() || timers() != 0 || pending() {
+		t.Fatalf("retrying %v, %d timers, pending %v", res.Retrying(), timers(), pending())
 	}
 	if err := reg.DeleteTopic(ctx, "Orders"); err != nil || !pending() {
 		t.Fatalf("delete Orders: %v, pending %v; want the declaration applied again", err, pending())
@@ -119,7 +118,7 @@ func TestReconciler_HeldByAPI(t *testing.T) {
 	if _, err := r.Apply(ctx, desired.Twin, []byte(`{"topics": {"shared": {}}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if res := apply(`{"topics": {"shared": {}}}`); !res.Retrying() || timers.Load() != 1 {
-		t.Errorf("retrying %v, %d timers; want a retry on a timer", res.Retrying(), timers.Load())
+	if res := apply(`{"topics": {"shared": {}}}`); !res.Retrying() || timers() != 1 {
+		t.Errorf("retrying %v, %d timers; want a retry on a timer", res.Retrying(), timers())
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -30,10 +31,9 @@ type Options struct {
 	// again because entries failed for a passing reason: RetryMin, doubling
 	// up to RetryMax. Zero means DefaultRetryMin and DefaultRetryMax.
 	RetryMin, RetryMax time.Duration
-	// AfterFunc and Now are the clock (time.AfterFunc and time.Now when
-	// nil); tests give a fake one.
-	AfterFunc func(d time.Duration, f func()) (stop func() bool)
-	Now       func() time.Time
+	// Clock tells the time and arms the retries' timers: clock.System
+	// when nil; tests give package fakeclock's.
+	Clock clock.Clock
 }
 
 func (o Options) withDefaults() Options {
@@ -43,11 +43,8 @@ func (o Options) withDefaults() Options {
 	if o.RetryMax < o.RetryMin {
 		o.RetryMax = max(DefaultRetryMax, o.RetryMin)
 	}
-	if o.AfterFunc == nil {
-		o.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
-	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = clock.System{}
 	}
 	return o
 }

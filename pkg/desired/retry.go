@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/clock"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
@@ -51,7 +52,7 @@ type retry struct {
 	doc     []byte // the document last applied
 	attempt int    // retries scheduled since it was first applied
 	next    time.Time
-	stop    func() bool
+	stop    clock.Timer
 	due     chan struct{} // signalled when a retry is due
 }
 
@@ -60,7 +61,7 @@ type retry struct {
 // document starts the back-off over. It returns the wait, 0 when none.
 func (r *Reconciler) schedule(rt *retry, doc []byte, passing bool) time.Duration {
 	if rt.stop != nil {
-		rt.stop()
+		rt.stop.Stop()
 		rt.stop = nil
 	}
 	if !bytes.Equal(rt.doc, doc) {
@@ -72,9 +73,9 @@ func (r *Reconciler) schedule(rt *retry, doc []byte, passing bool) time.Duration
 	}
 	rt.attempt++
 	d := backoff(rt.attempt, r.opts.RetryMin, r.opts.RetryMax)
-	rt.next = r.opts.Now().Add(d)
+	rt.next = r.opts.Clock.Now().Add(d)
 	due := rt.due
-	rt.stop = r.opts.AfterFunc(d, func() {
+	rt.stop = r.opts.Clock.AfterFunc(d, func() {
 		select {
 		case due <- struct{}{}:
 		default: // one is pending already

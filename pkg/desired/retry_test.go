@@ -4,7 +4,6 @@ import (
 	"context"
 	"reflect"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,65 +14,16 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
-// fakeClock records the timers a Reconciler arms and fires them on demand.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	d       time.Duration
-	f       func()
-	stopped bool
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{d: d, f: f}
-	c.timers = append(c.timers, t)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		was := !t.stopped
-		t.stopped = true
-		return was
-	}
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-// armed returns the waits of the timers armed and not stopped.
-func (c *fakeClock) armed() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// armed returns the waits of clk's armed timers, from its time.
+func armed(clk *fakeclock.Clock) []time.Duration {
 	var out []time.Duration
-	for _, t := range c.timers {
-		if !t.stopped {
-			out = append(out, t.d)
-		}
+	for _, at := range clk.Armed() {
+		out = append(out, at.Sub(clk.Now()))
 	}
 	return out
-}
-
-// fire runs the armed timers.
-func (c *fakeClock) fire() {
-	c.mu.Lock()
-	var fs []func()
-	for _, t := range c.timers {
-		if !t.stopped {
-			t.stopped = true
-			c.now = c.now.Add(t.d)
-			fs = append(fs, t.f)
-		}
-	}
-	c.mu.Unlock()
-	for _, f := range fs {
-		f()
-	}
 }
 
 // flakyStore fails the put of subscription "flaky" for a passing reason
@@ -102,10 +52,9 @@ func (s *flakyStore) PutSubscription(ctx context.Context, sub eventgrid.EventSub
 // next retry.
 func TestRetry(t *testing.T) {
 	store := &flakyStore{Registry: registry.New(registry.DefaultOptions(), nil)}
-	clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	r := desired.NewReconciler(store, zerolog.Nop(), desired.Options{
-		RetryMin: time.Second, RetryMax: 4 * time.Second, AfterFunc: clock.AfterFunc, Now: clock.Now,
-	})
+	clock := fakeclock.New()
+	clock.AdvanceTo(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	r := desired.NewReconciler(store, zerolog.Nop(), desired.Options{RetryMin: time.Second, RetryMax: 4 * time.Second, Clock: clock})
 	ctx := context.Background()
 	d1 := doc(map[string]string{"t": `{}`}, map[string]string{"flaky": hook("t", "https://sink.example/f")})
 	apply := func(d string) desired.Result {
@@ -129,12 +78,12 @@ func TestRetry(t *testing.T) {
 	due := r.Retries(desired.Inline)
 	var waits []time.Duration
 	for range 4 {
-		w := clock.armed()
+		w := armed(clock)
 		if len(w) != 1 {
 			t.Fatalf("armed %v, want one timer", w)
 		}
 		waits = append(waits, w[0])
-		clock.fire()
+		clock.AdvanceToNext()
 		select {
 		case <-due:
 		default:
@@ -149,19 +98,19 @@ func TestRetry(t *testing.T) {
 	// A changed declaration starts the back-off over.
 	d2 := doc(map[string]string{"t": `{}`}, map[string]string{"flaky": hook("t", "https://sink.example/f2")})
 	apply(d2)
-	if w := clock.armed(); !reflect.DeepEqual(w, []time.Duration{time.Second}) {
+	if w := armed(clock); !reflect.DeepEqual(w, []time.Duration{time.Second}) {
 		t.Errorf("after a change, armed %v, want [1s]", w)
 	}
 
 	// Healed: the entry applies and nothing more is scheduled.
 	store.healed.Store(true)
-	clock.fire()
+	clock.AdvanceToNext()
 	<-due
 	res = apply(d2)
 	if res.Retrying() || res.Errors.Len() != 0 || len(res.Subscriptions) != 1 {
 		t.Errorf("healed: %+v", res)
 	}
-	if w := clock.armed(); len(w) != 0 {
+	if w := armed(clock); len(w) != 0 {
 		t.Errorf("healed: armed %v, want none", w)
 	}
 	if st := r.Status(); st[0].Skipped != nil || st[0].NextRetry != "" {
@@ -170,8 +119,8 @@ func TestRetry(t *testing.T) {
 
 	// Wrong in itself: skipped, not retried.
 	res = apply(doc(map[string]string{"t": `{}`}, map[string]string{"flaky": hook("t", "https://sink.example/f2"), "bad": hook("t", "http://sink.example/plain")}))
-	if res.Errors.Len() != 1 || res.Retrying() || len(clock.armed()) != 0 {
-		t.Errorf("a bad entry: %+v, armed %v; want it skipped and not retried", res, clock.armed())
+	if res.Errors.Len() != 1 || res.Retrying() || len(armed(clock)) != 0 {
+		t.Errorf("a bad entry: %+v, armed %v; want it skipped and not retried", res, armed(clock))
 	}
 }
 
@@ -180,8 +129,8 @@ func TestRetry(t *testing.T) {
 // due.
 func TestFollow(t *testing.T) {
 	store := &flakyStore{Registry: registry.New(registry.DefaultOptions(), nil)}
-	clock := &fakeClock{}
-	r := desired.NewReconciler(store, zerolog.Nop(), desired.Options{AfterFunc: clock.AfterFunc, Now: clock.Now})
+	clock := fakeclock.New()
+	r := desired.NewReconciler(store, zerolog.Nop(), desired.Options{Clock: clock})
 	r.Expect(desired.Inline)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -191,13 +140,13 @@ func TestFollow(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if !r.Ready() || len(clock.armed()) != 1 {
+		if !r.Ready() || len(armed(clock)) != 1 {
 			return brokertest.ErrNotYet
 		}
 		return nil
 	})
 	store.healed.Store(true)
-	clock.fire()
+	clock.AdvanceToNext()
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		if _, err := store.Subscription(ctx, "t", "flaky"); err != nil {
 			return err

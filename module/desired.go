@@ -172,3 +172,6 @@ func readyDetail(st []desired.SourceStatus) any {
 	}
 	return st
 }
+
+// readyDetail is what /readyz shows of the sources' status.
+func (d *declared) readyDetail() any { return readyDetail(d.rec.Status()) }

@@ -90,11 +90,10 @@ func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen 
 	if out.edge != nil {
 		lc.add("edgehub", out.edge.Close)
 	}
-	b := newBroker(cfg, out, rep, prom, sec, log, lc)
-	if b.declared, err = newDeclared(cfg, b.registry, b.edge, log); err != nil {
+	b, err := newBroker(cfg, out, rep, prom, sec, log, lc)
+	if err != nil {
 		return err
 	}
-	b.reconciler.Store(b.declared.rec)
 	lc.add("api", b.api.Close)
 	if err := openListeners(cfg, b.api, sec, log, onListen); err != nil {
 		return err
@@ -175,18 +174,19 @@ type broker struct {
 	// edge is the edgeHub connection (nil outside IoT Edge), which also
 	// carries the module twin.
 	edge *edgehub.Client
-	// declared follows the declared configuration's sources; set by start
-	// before the listeners open.
+	// declared follows the declared configuration's sources; it starts
+	// following them once the listeners are open.
 	declared *declared
 	// reconciler is told of deletions for declared's reconciler, which
 	// needs the registry and so comes after it.
 	reconciler lateReconciler
 }
 
-// newBroker wires the delivery modes, the registry and the API over the
-// senders and the metrics reporter (rep and prom may be nil), adding what
-// it starts to lc.
-func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger, lc *lifecycle) *broker {
+// newBroker wires the delivery modes, the registry, the declared
+// configuration's reconciler and the API over the senders and the metrics
+// reporter (rep and prom may be nil), adding what it starts to lc. It
+// fails when the declared configuration cannot be read.
+func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prometheus, sec *security, log zerolog.Logger, lc *lifecycle) (*broker, error) {
 	b := &broker{edge: out.edge}
 	b.newBoard(cfg)
 	b.startModes(cfg, out, rep, prom, log, lc)
@@ -220,12 +220,16 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	regOpts := registryOptions(cfg)
 	regOpts.Handshake = out.hooks.Handshake
 	b.registry = registry.New(regOpts, obs)
-	// /readyz asks the declared configuration's sources, which start sets
-	// up before any listener opens, and shows their status.
-	apiOpts.Ready = func() bool { return b.declared.rec.Ready() }
-	apiOpts.ReadyDetail = func() any { return readyDetail(b.declared.rec.Status()) }
+	var err error
+	if b.declared, err = newDeclared(cfg, b.registry, b.edge, log); err != nil {
+		return nil, err
+	}
+	b.reconciler.Store(b.declared.rec)
+	// /readyz asks the declared configuration's sources and shows their
+	// status.
+	apiOpts.Ready, apiOpts.ReadyDetail = b.declared.rec.Ready, b.declared.readyDetail
 	b.api = api.New(apiOpts, b.registry, registry.NewRouter(b.registry, b.dispatcher), log)
-	return b
+	return b, nil
 }
 
 // startModes starts the delivery side: the dead-letter writer, the push

@@ -132,12 +132,12 @@ func (b *broker) newBoard(cfg config.Config) {
 	b.board = inspect.New(inspect.Options{
 		MaxFailures:     cfg.MaxFailuresPerSubscription,
 		MaxFailureBytes: cfg.MaxFailureBytesPerSubscription,
-		Held:            func(sub *eventgrid.EventSubscription) int { return b.dispatcher.HeldEvents(sub) },
 	})
 }
 
-// startBoard starts the board's sampling, adding it to lc.
+// startBoard starts the board's sampling of what the dispatcher holds,
+// adding it to lc.
 func (b *broker) startBoard(lc *lifecycle) {
-	b.board.Start()
+	b.board.Start(b.dispatcher.HeldEvents)
 	lc.add("inspect", func(context.Context) error { return b.board.Close() })
 }

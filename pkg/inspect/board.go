@@ -15,9 +15,6 @@ type Options struct {
 	// broker__maxFailureBytesPerSubscription); 0 keeps none.
 	MaxFailures     int
 	MaxFailureBytes int64
-	// Held, if not nil, returns the events sub holds now, for the
-	// history's queued series (the dispatcher's HeldEvents).
-	Held func(sub *eventgrid.EventSubscription) int
 	// Clock is the source of time; nil means the system clock.
 	Clock clock.Clock
 }
@@ -35,6 +32,9 @@ type Board struct {
 	subs   map[uint64]*Sub   // by subscription UID
 	timer  clock.Timer
 	closed bool
+	// heldBy returns the events a subscription holds now, for the
+	// history's queued series; set by Start.
+	heldBy func(sub *eventgrid.EventSubscription) int
 }
 
 var (
@@ -53,10 +53,13 @@ func New(o Options) *Board {
 func (b *Board) now() time.Time { return b.opts.Clock.Now() }
 
 func (b *Board) held(sub *eventgrid.EventSubscription) int {
-	if b.opts.Held == nil || sub == nil {
+	b.mu.RLock()
+	heldBy := b.heldBy
+	b.mu.RUnlock()
+	if heldBy == nil || sub == nil {
 		return 0
 	}
-	return b.opts.Held(sub)
+	return heldBy(sub)
 }
 
 // TopicCreated implements eventgrid.TopicObserver.
@@ -143,13 +146,16 @@ func (b *Board) Subscription(uid uint64) *Sub {
 }
 
 // Start samples, at the start of every Interval, what each subscription
-// holds, so that the history shows it even while nothing happens.
-func (b *Board) Start() {
+// holds by heldBy (the dispatcher's HeldEvents), so that the history shows
+// it even while nothing happens. The delivery modes that hold the events
+// report to the board, so it is made before them and told of them here.
+func (b *Board) Start(heldBy func(sub *eventgrid.EventSubscription) int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed || b.timer != nil {
 		return
 	}
+	b.heldBy = heldBy
 	b.timer = b.opts.Clock.AfterFunc(b.untilNext(), b.tick)
 }
 

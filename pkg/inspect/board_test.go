@@ -266,9 +266,9 @@ func TestBoard_Failures(t *testing.T) {
 // interval, so the history shows a backlog while nothing happens.
 func TestBoard_SampledHistory(t *testing.T) {
 	held := 0
-	b, clk := newBoard(t, inspect.Options{Held: func(*eventgrid.EventSubscription) int { return held }})
+	b, clk := newBoard(t, inspect.Options{})
 	b.SubscriptionPut(sub(1, "t", "s"))
-	b.Start()
+	b.Start(func(*eventgrid.EventSubscription) int { return held })
 	held = 12
 	clk.Advance(5 * time.Second)
 	held = 3

@@ -107,7 +107,7 @@ func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen 
 
 // senders are the destinations' senders.
 type senders struct {
-	router delivery.Router
+	byType delivery.Senders
 	hooks  *webhook.Sender
 	queues *storagequeue.Sender
 	edge   *edgehub.Client
@@ -140,7 +140,7 @@ func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders,
 	}
 	queues := storagequeue.New()
 	s := &senders{
-		router: delivery.Router{
+		byType: delivery.Senders{
 			eventgrid.WebHook:         hooks,
 			eventgrid.EventGrid:       hooks,
 			eventgrid.EventHub:        bus,
@@ -153,7 +153,7 @@ func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders,
 		edge:   edge,
 	}
 	if edge != nil {
-		s.router[eventgrid.EdgeHub] = edge
+		s.byType[eventgrid.EdgeHub] = edge
 	}
 	return s, nil
 }
@@ -259,7 +259,7 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 	bud := budget.New(budgetLimits(cfg))
 	engineOpts := deliveryOptions(cfg)
 	engineOpts.Reporter, engineOpts.Budget = reports, bud
-	b.engine = delivery.New(engineOpts, out.router, nil, log)
+	b.engine = delivery.New(engineOpts, out.byType, nil, log)
 	lc.add("delivery", b.engine.Close)
 	b.pulled = newQueues(cfg, reports, log)
 	lc.add("pull", b.pulled.Close)

@@ -141,8 +141,10 @@ func (b *Budget) offer() {
 	for _, w := range b.room.queue {
 		if w.admit || !(brokerShort || claimsAny(w.claims, short)) {
 			if w.fits() {
-				close(w.done)
+				// Counted out before it is woken: once woken, its
+				// request may return and its claims be reused.
 				b.dequeued(w)
+				close(w.done)
 				continue
 			}
 			if !w.admit {

@@ -44,6 +44,17 @@ export function clock(t) {
   return p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds()) + '.' + p(d.getMilliseconds(), 3);
 }
 
+// stamp shows a time as every panel shows it: the time of day with
+// milliseconds, local time, and the date before it when it is not today.
+// The same instant reads the same wherever it is shown.
+export function stamp(t, now = new Date()) {
+  const d = t instanceof Date ? t : new Date(t);
+  if (isNaN(d)) return '—';
+  const p = (n) => String(n).padStart(2, '0');
+  const sameDay = d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate();
+  return (sameDay ? '' : d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + ' ') + clock(d);
+}
+
 // when shows a time both ways: "12 s ago (10:00:02.540)".
 export function when(iso) {
   if (!iso) return '—';

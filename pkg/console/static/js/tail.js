@@ -18,9 +18,10 @@ const BUSY_RETRY_MS = 10000;
 // stream straight away is not asked again in a tight loop.
 const SHORT_MS = 1000;
 
-// Tail reads the stream at path. row(item) builds an item's summary line;
-// events maps the stream's event names to how an item is made from its
-// data (a function returning the value to keep, or null to skip it).
+// Tail reads the stream at path. row(item) builds an item's summary:
+// {head: spans, meta: a line of text below them}; events maps the stream's
+// event names to how an item is made from its data (a function returning
+// the value to keep, or null to skip it).
 export class Tail {
   constructor({path, row, events, empty}) {
     this.path = path;
@@ -162,7 +163,7 @@ export class Tail {
   }
 
   add(item) {
-    item.at = new Date();
+    item.at = item.at || new Date();
     item.text = item.note || JSON.stringify(item.value ?? '').toLowerCase();
     this.items.push(item);
     if (this.items.length > MAX) this.items.splice(0, this.items.length - MAX);
@@ -186,10 +187,10 @@ export class Tail {
 
   node(item) {
     if (item.note) return h('li', {class: 'row note', text: item.note});
-    return expandable(this.row(item), item.value, this.open.has(item), (open) => {
+    return expandable({...this.row(item), value: item.value, open: this.open.has(item), onToggle: (open) => {
       if (open) this.open.add(item);
       else this.open.delete(item);
-    });
+    }});
   }
 
   togglePause() {

@@ -50,6 +50,9 @@ export class ApiError extends Error {
     this.unavailable = status === 404 || status === 405;
     this.unauthorized = status === 401;
     this.network = status === 0;
+    // The broker has no such action (an older broker, or one whose
+    // subscriptions do not take it): 400 UnknownAction, or 404 or 405.
+    this.unknownAction = this.unavailable || this.code === 'UnknownAction';
     this.challenges = challenges || null;
   }
 }
@@ -149,6 +152,15 @@ export async function call(method, p, opts = {}) {
   }
   if (method === 'GET') listeners.onAnswer(p, value);
   return value;
+}
+
+// action calls one of a subscription's actions (docs/console.md), POST
+// {base}:{name} with body as JSON (none when undefined), and returns the
+// decoded answer. It throws ApiError; unknownAction is set when the broker
+// does not have the action.
+export function action(base, name, body) {
+  return call('POST', base + ':' + name, body === undefined ? {} :
+    {headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
 }
 
 export const get = (p, query, signal) => call('GET', p, {query, signal});

@@ -30,6 +30,7 @@ const health = new Health(document.getElementById('health'), (stale) => {
 
 let current = null; // {refresh, unmount} of the view shown
 let busy = false;
+let again = false; // a refresh was asked for while one ran
 let authWanted = false;
 
 // route reads the fragment: #/, #/topics/{t}, #/topics/{t}/subscriptions/{s}.
@@ -59,10 +60,13 @@ function show() {
   tick();
 }
 
-// tick refreshes the view, one refresh at a time.
-async function tick() {
+// tick refreshes the view, one refresh at a time; soon asks for one more
+// when one is under way (an action's outcome must show).
+async function tick(soon) {
+  if (busy && soon) again = true;
   if (busy || !current || authWanted) return;
   busy = true;
+  again = false;
   try {
     await current.refresh();
     fill(flash);
@@ -74,6 +78,7 @@ async function tick() {
     else fill(flash, notice('error', 'Could not load this view: ' + (e.message || e)));
   } finally {
     busy = false;
+    if (again) tick(false);
   }
 }
 
@@ -162,6 +167,8 @@ forget.addEventListener('click', () => {
 api.listen({onAuth: askKey, onReach: setConn, onAnswer: (p, v) => health.answer(p, v)});
 forget.hidden = !api.sasKey();
 window.addEventListener('hashchange', show);
+// An action done: show what it changed at once.
+document.addEventListener('console-refresh', () => tick(true));
 setInterval(() => {
   if (!document.hidden) tick();
 }, REFRESH_MS);

@@ -1,5 +1,7 @@
 // The subscription view: state and totals, history charts, the waiting
-// events, the events given up on, live outcomes, settings, Retry now.
+// events, the events given up on, live outcomes, settings, and the
+// operator's actions (actions.js): retry now, pause or resume, purge, and
+// redrive what was given up.
 
 import {h, fill, panel, notice, jsonBlock} from './dom.js';
 import * as api from './api.js';
@@ -7,15 +9,18 @@ import * as f from './format.js';
 import {bars, latency, level, fromAPI} from './chart.js';
 import {Tail} from './tail.js';
 import {badge, chip, describe, eventSummary, expandable, tile, topicHref} from './widgets.js';
+import {subscriptionActions, redriveTools, redriveOne} from './actions.js';
 
 const PEEK = 50;
 
 export function mount(root, {topic, sub}) {
   const base = api.path('topics', topic, 'eventSubscriptions', sub);
   const head = h('div', {class: 'title-row'}, h('h1', {text: sub}));
-  const retryOut = h('span', {class: 'result', role: 'status'});
-  const retry = h('button', {type: 'button', class: 'btn primary', text: 'Retry now', title: 'Make every event waiting in back-off ready at once'});
-  retry.addEventListener('click', () => retryNow(base, retry, retryOut));
+  let current = null; // the subscription as GET last answered
+  const ctx = {base, topic, sub, get: () => current, done: () => document.dispatchEvent(new Event('console-refresh'))};
+  const actions = subscriptionActions(ctx);
+  const redrive = redriveTools(ctx);
+  ctx.redriveOut = redrive.out;
   const tiles = h('div', {class: 'tiles'});
   const charts = h('div', {class: 'charts'}, notice('muted', 'Loading…'));
   const peekBody = h('div', {}, notice('muted', 'Loading…'));
@@ -41,13 +46,13 @@ export function mount(root, {topic, sub}) {
   fill(root,
     h('div', {class: 'page-head'},
       h('div', {class: 'crumbs'}, h('a', {href: '#/', text: 'Overview'}), ' / ', h('a', {href: topicHref(topic), text: topic}), ' / subscription'),
-      head),
+      head, actions.el),
     tiles,
     panel('History, last 15 minutes', {id: 'history'}, charts),
     h('div', {class: 'cols'},
-      panel('Waiting events', {id: 'peek', class: 'wide', tools: h('div', {class: 'tools'}, retryOut, retry)}, peekBody),
+      panel('Waiting events', {id: 'peek', class: 'wide'}, peekBody),
       panel('Live outcomes', {id: 'outcomes', class: 'narrow', tools: outcomes.tools}, outcomes.el)),
-    panel('Given up', {id: 'failures'}, failBody),
+    panel('Given up', {id: 'failures', tools: redrive.el}, failBody),
     panel('Settings', {id: 'settings'}, h('p', {class: 'muted small', text: 'As GET returns them; secrets are never returned.'}), settings));
   outcomes.start();
   let historyAt = 0;
@@ -59,26 +64,30 @@ export function mount(root, {topic, sub}) {
       s = await api.get(base);
     } catch (e) {
       if (e instanceof api.ApiError && e.status === 404) {
+        current = null;
+        actions.update(null);
         fill(tiles, notice('error', `Subscription "${sub}" of topic "${topic}" does not exist (or no longer does).`));
         return;
       }
       throw e;
     }
+    current = s;
     const queue = f.isQueue(s);
-    // Retry now only where something waits to be retried.
-    retry.hidden = !(f.delayed(s) > 0 || s.properties?.deliveryStatus?.probationUntil);
-    retry.title = queue ? 'Make every delayed event available at once' : 'Make every event waiting in back-off ready at once';
     const ds = s.properties?.deliveryStatus || {};
     fill(head, h('h1', {text: sub}), badge(f.state(s)),
       ds.pausedSince ? h('span', {class: 'muted', text: 'since ' + f.when(ds.pausedSince)}) : null,
       chip(f.destination(s).kind), h('span', {class: 'host', text: f.destination(s).where}));
+    actions.update(s);
     fill(tiles, statusTiles(s, queue));
     const shown = JSON.parse(JSON.stringify(s));
     if (shown.properties) delete shown.properties.deliveryStatus;
     fill(settings, jsonBlock(shown));
     const [peek, fails] = await Promise.all([
       section(() => api.optional(base + '/events', {top: PEEK}), (a) => peekList(a, s, open)),
-      section(() => api.optional(base + '/failures', {top: 100}), (a) => failureList(a, s, open)),
+      section(() => api.optional(base + '/failures', {top: 100}), (a) => {
+        redrive.update(a);
+        return failureList(a, s, open, ctx);
+      }),
     ]);
     fill(peekBody, peek);
     fill(failBody, fails);
@@ -209,12 +218,13 @@ function nextWords(queue) {
 
 const cap = (t) => t.charAt(0).toUpperCase() + t.slice(1);
 
-function failureList(a, sub, open) {
+function failureList(a, sub, open, ctx) {
   const value = a.value || [];
   const queue = f.isQueue(sub);
   if (!value.length) return notice('muted', 'The broker has given up on no event of this subscription.');
   return [
-    h('p', {class: 'muted small', text: `Newest first: ${value.length} listed, ${f.num(a.total ?? value.length)} given up on in all.`}),
+    h('p', {class: 'muted small', text: `Newest first: ${value.length} listed, ${f.num(a.total ?? value.length)} given up on in all. ` +
+      'Redrive puts events back on this subscription only, as if newly published.'}),
     h('ul', {class: 'rows failures'}, value.map((item) => {
       const key = 'f:' + item.eventId + ':' + item.time;
       const limit = f.attemptLimit(sub, item.maxDeliveryAttempts ?? item.maxDeliveryCount);
@@ -239,24 +249,8 @@ function failureList(a, sub, open) {
         ],
         value: item.event ?? {eventBytes: item.eventBytes, note: 'too large to keep'},
         open: open.has(key), onToggle: (o) => (o ? open.add(key) : open.delete(key)),
+        tools: item.eventId ? redriveOne(ctx, item, ctx.redriveOut) : null,
       });
     })),
   ];
-}
-
-async function retryNow(base, btn, out) {
-  btn.disabled = true;
-  out.className = 'result';
-  out.textContent = 'Retrying…';
-  try {
-    const a = await api.call('POST', base + ':retryNow');
-    const n = a?.moved ?? 0;
-    out.className = 'result ok';
-    out.textContent = n === 1 ? '1 event made ready.' : `${n} events made ready.`;
-  } catch (e) {
-    out.className = 'result error';
-    out.textContent = e instanceof api.ApiError && e.unavailable ? 'Retry now is not available on this broker.' : describe(e);
-  } finally {
-    btn.disabled = false;
-  }
 }

@@ -79,6 +79,14 @@ export function subscriptionActions(ctx) {
       const s = await fresh(ctx);
       const n = f.delayed(s);
       const queue = f.isQueue(s);
+      const probation = s.properties?.deliveryStatus?.probationUntil;
+      if (!n && probation) {
+        return {
+          title: `End the probation of ${ctx.sub} now?`,
+          lines: ['No event waits in back-off. New events are sent at once instead of after the probation, ' + f.ago(probation) + '.'],
+          ok: 'End probation',
+        };
+      }
       if (!n) return queue ? 'Nothing to retry: no event is delayed.' : 'Nothing to retry: no event waits in back-off.';
       const last = await atLastAttempt(ctx, s);
       return {

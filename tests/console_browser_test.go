@@ -18,12 +18,11 @@ import (
 // hostile is text that would run script if a page put it in as markup.
 const hostile = `<img src=x onerror=alert(1)>`
 
-// The two sizes every view is looked at in: a laptop, and a phone-width
-// window.
+// The two sizes every view is looked at in: a laptop, and a phone.
 var consoleSizes = []struct {
 	name          string
 	width, height int
-}{{"laptop", 1366, 800}, {"narrow", 420, 900}}
+}{{"laptop", 1366, 768}, {"narrow", 390, 844}}
 
 // consoleScene is a broker with SAS keys, a topic whose subscriptions
 // succeed and fail, a CloudEvents topic with a queue subscription, and a
@@ -31,6 +30,7 @@ var consoleSizes = []struct {
 type consoleScene struct {
 	t       *testing.T
 	b       *broker
+	page    string // where the browser opens the console: the broker's URL
 	key     string
 	ok, bad *sink
 	fixed   *atomic.Bool // the bad sink answers 200 from then on
@@ -39,18 +39,7 @@ type consoleScene struct {
 }
 
 func newConsoleScene(t *testing.T) *consoleScene {
-	c := &consoleScene{t: t, key: "Y29uc29sZS1icm93c2VyLWtleS0xMjM0NTY=", fixed: &atomic.Bool{}}
-	c.browser = browser.Start(t, consoleSizes[0].width, consoleSizes[0].height)
-	c.shots = os.Getenv("CONSOLE_SCREENSHOTS")
-	if c.shots == "" {
-		c.shots = t.TempDir()
-	} else if err := os.MkdirAll(c.shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshots in %s", c.shots)
-	c.b = startBroker(t, merge(devEnv(),
-		"inbound__clientAuth__sasKeys__enabled", "true",
-		"inbound__clientAuth__sasKeys__key1", c.key))
+	c := newBareScene(t)
 	c.ok = newSink(t, nil)
 	c.bad = newSink(t, func(int, *http.Request) int {
 		if c.fixed.Load() {
@@ -72,6 +61,33 @@ func newConsoleScene(t *testing.T) *consoleScene {
 	return c
 }
 
+// newBareScene is a browser and a broker with a SAS key and the settings
+// env (name, value pairs), holding nothing yet.
+func newBareScene(t *testing.T, env ...string) *consoleScene {
+	c := &consoleScene{t: t, key: "Y29uc29sZS1icm93c2VyLWtleS0xMjM0NTY=", fixed: &atomic.Bool{}}
+	c.browser = browser.Start(t, consoleSizes[0].width, consoleSizes[0].height)
+	c.shots = os.Getenv("CONSOLE_SCREENSHOTS")
+	if c.shots == "" {
+		c.shots = t.TempDir()
+	} else if err := os.MkdirAll(c.shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", c.shots)
+	c.b = startBroker(t, merge(devEnv(), append([]string{
+		"inbound__clientAuth__sasKeys__enabled", "true",
+		"inbound__clientAuth__sasKeys__key1", c.key}, env...)...))
+	return c
+}
+
+// enterKey opens the overview and gives the key prompt the key.
+func (c *consoleScene) enterKey() {
+	c.t.Helper()
+	c.navigate("")
+	c.waitText("!document.getElementById('auth').hidden")
+	c.browser.Do(chromedp.SendKeys(chromedp.ID("auth-key"), c.key), chromedp.Click(chromedp.CSS("#auth-form button")))
+	c.waitText("document.getElementById('auth').hidden && document.body.dataset.loaded === 'true'")
+}
+
 // mgmt calls the API with the key and fails the test unless it answers 200.
 func (c *consoleScene) mgmt(method, path string, body any) []byte {
 	c.t.Helper()
@@ -91,7 +107,11 @@ func (c *consoleScene) open(fragment string) {
 
 func (c *consoleScene) navigate(fragment string) {
 	c.t.Helper()
-	c.browser.Do(chromedp.Navigate(c.b.URL + "/console/" + fragment))
+	page := c.page
+	if page == "" {
+		page = c.b.URL
+	}
+	c.browser.Do(chromedp.Navigate(page + "/console/" + fragment))
 }
 
 func (c *consoleScene) waitText(cond string) {
@@ -278,17 +298,17 @@ func TestConsole_Browser(t *testing.T) {
 	})
 
 	t.Run("RetryNow", func(t *testing.T) {
-		// The operator fixed the endpoint: Retry now delivers what waited
-		// in back-off at once, and the back-off is empty.
+		// The operator fixed the endpoint: Retry now, once confirmed,
+		// delivers what waited in back-off at once, and the back-off is
+		// empty.
 		c := c.at(t)
 		c.open("#/topics/orders/subscriptions/shipping")
 		c.waitText("document.querySelector('.title-row .badge') && document.querySelector('.title-row .badge').textContent === 'Failing'")
 		waiting := browser.Eval[int](c.browser, "document.querySelectorAll('#peek li').length")
 		c.fixed.Store(true)
-		c.browser.Do(chromedp.Click(chromedp.CSS(".tools .btn.primary")))
-		c.waitText("/made ready|not available/.test(document.querySelector('.tools .result').textContent)")
-		got := browser.Eval[string](c.browser, "document.querySelector('.tools .result').textContent")
-		if want := fmt.Sprintf("%d events made ready.", waiting); got != want {
+		got := c.act("retryNow", fmt.Sprintf("Retry %d events now?", waiting), true)
+		// The answer may go on to say how many were at their last attempt.
+		if want := fmt.Sprintf("%d events made ready.", waiting); !strings.HasPrefix(got, want) {
 			t.Errorf("Retry now says %q, want %q", got, want)
 		}
 		c.waitText("document.querySelector('.title-row .badge').textContent === 'Idle' && " +

@@ -51,3 +51,23 @@ func runAPIPage(t *testing.T, p *doctest.Page) {
 		`{"error":{"code":"BadRequest","details":{"code":"InvalidEvent","message":"event at index 0: \"eventType\" is required"}}}`,
 		`{"error":{"code":"BadRequest","details":{"code":"InvalidApiVersion","message":"api-version \"2018-01-01\" is not supported on this route; accepted values are 2019-01-01-preview, 2019-01-01."}}}`)
 }
+
+// runConsolePage runs "Trying it: a failing subscriber" of docs/console.md:
+// a broker with a SAS key and two subscriptions to an address where nothing
+// listens, one giving events up at once; then each action with curl, a
+// subscriber started on that address before the redrive; then the broker
+// and the subscriber stopped.
+func runConsolePage(t *testing.T, p *doctest.Page) {
+	s := startDocShell(t, "127.0.0.1:8081", doctest.FreeAddr(t))
+	b := p.Claim(t, "### Trying it: a failing subscriber", "sh")
+	if len(b) != 3 {
+		t.Fatalf("console.md's try-out has %d sh blocks, want 3", len(b))
+	}
+	s.run(b[0], 5*time.Minute, nil, `"name":"shipping"`, `"name":"audit"`, "/console/ and enter the key ")
+	out := s.run(b[1], 2*time.Minute, nil, `"moved":3`, `"state":"Paused"`, `"notMoved":[]`, `"purged":3`)
+	if i := strings.LastIndex(out, `"deliveryStatus"`); i < 0 || strings.Contains(out[i:], `"Paused"`) {
+		t.Fatalf("the resumed subscription still reads Paused:\n%s", out)
+	}
+	s.run(b[2], time.Minute, nil)
+	doctest.WaitClosed(t, s.ports.Replace("127.0.0.1:5888"), 30*time.Second)
+}

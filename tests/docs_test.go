@@ -19,7 +19,7 @@ import (
 var docPages = map[string]func(*testing.T, *doctest.Page){
 	"api.md":           runAPIPage,
 	"configuration.md": noBlocks,
-	"console.md":       noBlocks,
+	"console.md":       runConsolePage,
 	"delivery.md":      noBlocks,
 	"design.md":        noBlocks,
 	"destinations.md":  runDestinationsPage,

@@ -50,6 +50,9 @@ export class ApiError extends Error {
     this.unavailable = status === 404 || status === 405;
     this.unauthorized = status === 401;
     this.network = status === 0;
+    // The broker has no such action (an older broker, or one whose
+    // subscriptions do not take it): 400 UnknownAction, or 404 or 405.
+    this.unknownAction = this.unavailable || this.code === 'UnknownAction';
     this.challenges = challenges || null;
   }
 }
@@ -74,8 +77,9 @@ export function parseChallenges(header) {
 }
 
 // Listeners told about every answer: onAuth(err) on 401, onReach(ok) on
-// whether the broker answered at all.
-const listeners = {onAuth: () => {}, onReach: () => {}};
+// whether the broker answered at all, onAnswer(path, value) with every
+// successful GET's decoded answer.
+const listeners = {onAuth: () => {}, onReach: () => {}, onAnswer: () => {}};
 export function listen(l) {
   Object.assign(listeners, l);
 }
@@ -115,7 +119,9 @@ async function send(p, init) {
   } catch (e) {
     if (e.name === 'AbortError') throw e;
     listeners.onReach(false);
-    throw new ApiError(0, 'Unreachable', 'The broker did not answer: ' + e.message);
+    // The browser's own words ("Failed to fetch", "NetworkError when
+    // attempting to fetch resource") say nothing to an operator.
+    throw new ApiError(0, 'Unreachable', 'The broker does not answer: it may be stopped or restarting, or the network between may be down.');
   }
   listeners.onReach(true);
   if (!res.ok) {
@@ -136,12 +142,25 @@ export async function call(method, p, opts = {}) {
     signal: opts.signal,
   });
   const text = await res.text();
-  if (!text) return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
+  let value = null;
+  if (text) {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = text;
+    }
   }
+  if (method === 'GET') listeners.onAnswer(p, value);
+  return value;
+}
+
+// action calls one of a subscription's actions (docs/console.md), POST
+// {base}:{name} with body as JSON (none when undefined), and returns the
+// decoded answer. It throws ApiError; unknownAction is set when the broker
+// does not have the action.
+export function action(base, name, body) {
+  return call('POST', base + ':' + name, body === undefined ? {} :
+    {headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
 }
 
 export const get = (p, query, signal) => call('GET', p, {query, signal});

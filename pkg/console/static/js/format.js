@@ -44,10 +44,40 @@ export function clock(t) {
   return p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds()) + '.' + p(d.getMilliseconds(), 3);
 }
 
+// stamp shows a time as every panel shows it: the time of day with
+// milliseconds, local time, and the date before it when it is not today.
+// The same instant reads the same wherever it is shown.
+export function stamp(t, now = new Date()) {
+  const d = t instanceof Date ? t : new Date(t);
+  if (isNaN(d)) return '—';
+  const p = (n) => String(n).padStart(2, '0');
+  const sameDay = d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate();
+  return (sameDay ? '' : d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + ' ') + clock(d);
+}
+
 // when shows a time both ways: "12 s ago (10:00:02.540)".
 export function when(iso) {
   if (!iso) return '—';
-  return ago(iso) + ' (' + clock(iso) + ')';
+  return ago(iso) + ' (' + stamp(iso) + ')';
+}
+
+// eventTime is an event's own time (eventTime, or time for CloudEvents),
+// undefined when it has none.
+export function eventTime(ev) {
+  if (!ev || typeof ev !== 'object') return undefined;
+  const t = ev.eventTime ?? ev.time;
+  return typeof t === 'string' && !isNaN(Date.parse(t)) ? t : undefined;
+}
+
+// plural is "1 event", "2 events".
+export function plural(n, one, many = one + 's') {
+  return num(n) + ' ' + (n === 1 ? one : many);
+}
+
+// span names a number of seconds: "5 s", "1 min", "2 min".
+export function span(seconds) {
+  if (seconds < 60 || seconds % 60) return seconds + ' s';
+  return seconds === 60 ? 'min' : seconds / 60 + ' min';
 }
 
 // destination describes where a subscription delivers, without any
@@ -77,25 +107,49 @@ export function destination(sub) {
 
 export const isQueue = (sub) => Boolean(sub?.properties?.deliveryConfiguration);
 
-// state returns the subscription's state: the broker's when it reports
-// one, else one read from the counts it has always reported.
-export function state(sub) {
+// state returns the subscription's state as the page shows it: the
+// broker's when it reports one, else one read from the counts it has always
+// reported. A queue subscription whose events nobody receives is not
+// "Delivering": it is "AwaitingReceiver" unless some are locked (being
+// received), a receiver waits for events, or one received in the last
+// minute (receiversWaiting and lastReceiveTime, where the broker reports
+// them).
+export function state(sub, now = Date.now()) {
   const ds = sub?.properties?.deliveryStatus;
   if (!ds) return 'Unknown';
-  if (ds.state) return ds.state;
-  if (isQueue(sub)) {
-    if (ds.delayed > 0) return 'Retrying';
-    return ds.available > 0 || ds.locked > 0 ? 'Delivering' : 'Idle';
+  let st = ds.state;
+  if (!st) {
+    if (isQueue(sub)) {
+      if (ds.delayed > 0) st = 'Retrying';
+      else st = ds.available > 0 || ds.locked > 0 ? 'Delivering' : 'Idle';
+    } else if (ds.probationUntil) st = 'OnProbation';
+    else if (ds.inBackoff > 0) st = ds.lastError ? 'Failing' : 'Retrying';
+    else st = ds.ready > 0 || ds.inFlight > 0 ? 'Delivering' : 'Idle';
   }
-  if (ds.probationUntil) return 'OnProbation';
-  if (ds.inBackoff > 0) return ds.lastError ? 'Failing' : 'Retrying';
-  return ds.ready > 0 || ds.inFlight > 0 ? 'Delivering' : 'Idle';
+  if (st === 'Delivering' && isQueue(sub) && !(ds.locked > 0) && !(ds.receiversWaiting > 0) &&
+      !(Date.parse(ds.lastReceiveTime) > now - 60000)) {
+    return 'AwaitingReceiver';
+  }
+  return st;
 }
 
 // severity orders states, the most urgent first.
-export const severity = {Failing: 0, OnProbation: 1, Retrying: 2, Delivering: 3, Idle: 4, Unknown: 5};
+export const severity = {Failing: 0, OnProbation: 1, Retrying: 2, AwaitingReceiver: 3, Paused: 4, Delivering: 5, Idle: 6, Unknown: 7};
 
-export const stateLabel = {OnProbation: 'On probation'};
+export const stateLabel = {OnProbation: 'On probation', AwaitingReceiver: 'Awaiting receiver'};
+
+// failing is true for the states shown in red.
+export const failing = (st) => st === 'Failing' || st === 'OnProbation';
+
+// rank orders subscriptions for the lists, the most urgent first: failing,
+// then retrying, then any that gave events up (even idle: what was given up
+// wants a look), then by state.
+export function rank(sub) {
+  const st = state(sub);
+  const sev = severity[st] ?? 9;
+  if (sev <= severity.Retrying) return sev;
+  return (givenUp(sub?.properties?.deliveryStatus) > 0 ? 10 : 20) + sev;
+}
 
 // queued is how many events a subscription holds.
 export function queued(sub) {
@@ -103,6 +157,43 @@ export function queued(sub) {
   if (!ds) return undefined;
   if (isQueue(sub)) return (ds.available || 0) + (ds.locked || 0) + (ds.delayed || 0);
   return (ds.ready || 0) + (ds.inBackoff || 0) + (ds.inFlight || 0);
+}
+
+// waiting is how many events a purge would remove: those a subscription
+// holds, less those in flight (push) or locked by a receiver (queue).
+export function waiting(sub) {
+  const ds = sub?.properties?.deliveryStatus;
+  if (!ds) return 0;
+  if (isQueue(sub)) return (ds.available || 0) + (ds.delayed || 0);
+  return (ds.ready || 0) + (ds.inBackoff || 0);
+}
+
+// delayed is how many events Retry now would make ready: those in
+// back-off (push) or released with a delay (queue).
+export function delayed(sub) {
+  const ds = sub?.properties?.deliveryStatus;
+  if (!ds) return 0;
+  return (isQueue(sub) ? ds.delayed : ds.inBackoff) || 0;
+}
+
+// attemptLimit is how many attempts an event of sub may have, when the
+// broker says: the peek's or given-up entry's own limit (entryLimit), else
+// the subscription's retry policy (push) or maxDeliveryCount (queue).
+// undefined when neither says (the broker's default then applies, which
+// the page cannot see).
+export function attemptLimit(sub, entryLimit) {
+  if (typeof entryLimit === 'number') return entryLimit;
+  const p = sub?.properties || {};
+  const n = isQueue(sub) ? p.deliveryConfiguration?.queue?.maxDeliveryCount : p.retryPolicy?.maxDeliveryAttempts;
+  return typeof n === 'number' ? n : undefined;
+}
+
+// attempts says how many attempts an event had: "attempt 2 of 3"; "no
+// attempt yet" before the first.
+export function attempts(n, limit, queue) {
+  const word = queue ? 'delivery' : 'attempt';
+  if (!n) return 'no ' + word + ' yet' + (limit ? ' (of ' + limit + ')' : '');
+  return word + ' ' + n + (limit ? ' of ' + limit : '');
 }
 
 // queueLabel names where a peeked event waits (deliveryState.queue, see

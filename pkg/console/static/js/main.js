@@ -6,6 +6,7 @@ import * as api from './api.js';
 import * as overview from './overview.js';
 import * as topicView from './topic.js';
 import * as subView from './subscription.js';
+import {Health} from './health.js';
 
 const REFRESH_MS = 2000;
 
@@ -19,9 +20,17 @@ const authMsg = document.getElementById('auth-msg');
 const keyFields = document.getElementById('auth-keyfields');
 const authTitle = document.getElementById('auth-title');
 const reload = document.getElementById('auth-reload');
+const health = new Health(document.getElementById('health'), (stale) => {
+  // Greyed out while the broker does not answer: what shows is its last
+  // answer, not the present.
+  document.body.classList.toggle('stale', stale);
+  if (stale) document.body.dataset.stale = 'true';
+  else delete document.body.dataset.stale;
+});
 
 let current = null; // {refresh, unmount} of the view shown
 let busy = false;
+let again = false; // a refresh was asked for while one ran
 let authWanted = false;
 
 // route reads the fragment: #/, #/topics/{t}, #/topics/{t}/subscriptions/{s}.
@@ -51,24 +60,32 @@ function show() {
   tick();
 }
 
-// tick refreshes the view, one refresh at a time.
-async function tick() {
+// tick refreshes the view, one refresh at a time; soon asks for one more
+// when one is under way (an action's outcome must show).
+async function tick(soon) {
+  if (busy && soon) again = true;
   if (busy || !current || authWanted) return;
   busy = true;
+  again = false;
   try {
     await current.refresh();
     fill(flash);
     document.body.dataset.loaded = 'true';
   } catch (e) {
     if (e instanceof api.ApiError && e.unauthorized) return;
-    fill(flash, notice('error', (e instanceof api.ApiError && e.network ? '' : 'Could not load this view: ') + (e.message || e)));
+    // An unanswered call is the health notice's to say, once, above.
+    if (e instanceof api.ApiError && e.network) fill(flash);
+    else fill(flash, notice('error', 'Could not load this view: ' + (e.message || e)));
   } finally {
     busy = false;
+    if (again) tick(false);
   }
 }
 
 function setConn(ok) {
-  conn.textContent = ok ? 'connected' : 'broker unreachable';
+  health.reach(ok);
+  if (authWanted) return;
+  conn.textContent = ok ? 'connected' : 'broker not answering';
   conn.className = 'conn ' + (ok ? 'ok' : 'bad');
 }
 
@@ -147,9 +164,11 @@ forget.addEventListener('click', () => {
   show();
 });
 
-api.listen({onAuth: askKey, onReach: setConn});
+api.listen({onAuth: askKey, onReach: setConn, onAnswer: (p, v) => health.answer(p, v)});
 forget.hidden = !api.sasKey();
 window.addEventListener('hashchange', show);
+// An action done: show what it changed at once.
+document.addEventListener('console-refresh', () => tick(true));
 setInterval(() => {
   if (!document.hidden) tick();
 }, REFRESH_MS);

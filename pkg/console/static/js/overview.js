@@ -51,7 +51,7 @@ export function mount(root) {
 }
 
 function renderAlert(el, subs) {
-  const failing = subs.filter((s) => f.state(s) === 'Failing' || f.state(s) === 'OnProbation');
+  const failing = subs.filter((s) => f.failing(f.state(s)));
   el.hidden = failing.length === 0;
   if (!failing.length) return;
   fill(el, h('strong', {text: failing.length === 1 ? '1 subscription is failing: ' : failing.length + ' subscriptions are failing: '}),
@@ -59,22 +59,32 @@ function renderAlert(el, subs) {
     failing.length > 5 ? ' and ' + (failing.length - 5) + ' more' : '');
 }
 
+// renderSummary shows the broker's figures: besides what happens now,
+// the totals since it started, so a subscription that delivered a burst
+// does not read like one that never received anything.
 function renderSummary(el, topics, subs) {
-  const failing = subs.filter((s) => f.state(s) === 'Failing' || f.state(s) === 'OnProbation').length;
+  const failing = subs.filter((s) => f.failing(f.state(s))).length;
   const queued = subs.reduce((n, s) => n + (f.queued(s) || 0), 0);
-  const given = subs.map((s) => f.givenUp(s.properties.deliveryStatus));
-  const givenKnown = given.some((g) => g !== undefined);
+  const total = (get) => {
+    const v = subs.map((s) => get(s.properties.deliveryStatus));
+    return !v.length || v.some((x) => typeof x === 'number') ? f.num(v.reduce((n, x) => n + (x || 0), 0)) : '—';
+  };
+  const received = topics.map((t) => t.properties?.stats?.received);
+  const given = total((ds) => f.givenUp(ds));
   fill(el,
     tile('Topics', f.num(topics.length)),
     tile('Subscriptions', f.num(subs.length)),
     tile('Failing', f.num(failing), null, failing ? 'bad' : 'ok'),
     tile('Queued events', f.num(queued)),
-    tile('Given up', givenKnown ? f.num(given.reduce((n, g) => n + (g || 0), 0)) : '—'));
+    tile('Received', !received.length || received.some((x) => typeof x === 'number') ? f.num(received.reduce((n, x) => n + (x || 0), 0)) : '—', 'events, all topics'),
+    tile('Delivered', total((ds) => ds?.delivered), 'events, all subscriptions'),
+    tile('Failed attempts', total((ds) => ds?.failedAttempts)),
+    tile('Given up', given, null, given !== '—' && given !== '0' ? 'warn' : ''));
 }
 
 function topicCard(t, subs, history) {
   const mine = subs.filter((s) => s.properties.topic === t.name)
-    .sort((a, b) => (f.severity[f.state(a)] ?? 9) - (f.severity[f.state(b)] ?? 9) || a.name.localeCompare(b.name));
+    .sort((a, b) => f.rank(a) - f.rank(b) || a.name.localeCompare(b.name));
   const stats = t.properties?.stats;
   let spark;
   let now = '—';

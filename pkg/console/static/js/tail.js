@@ -1,7 +1,10 @@
 // A live list fed by one of the broker's event streams: the topic's live
-// tail or a subscription's delivery outcomes. It reconnects after a
-// failure, says when the route is not available, and keeps at most MAX
-// items, so a busy topic cannot grow the page without bound.
+// tail or a subscription's delivery outcomes. The broker ends a stream
+// cleanly after a while (1.5 times its request timeout); the list then
+// opens it again at once, without a word, as EventSource would. It
+// reconnects after a failure, says when the route is not available, and
+// keeps at most MAX items, so a busy topic cannot grow the page without
+// bound.
 
 import {h, fill} from './dom.js';
 import * as api from './api.js';
@@ -10,10 +13,15 @@ import {describe, expandable} from './widgets.js';
 const MAX = 500;
 const RETRY_MS = 2000;
 const BUSY_RETRY_MS = 10000;
+// A stream that ends cleanly sooner than this after it opened is opened
+// again after RETRY_MS, not at once: a broker (or a proxy) that ends every
+// stream straight away is not asked again in a tight loop.
+const SHORT_MS = 1000;
 
-// Tail reads the stream at path. row(item) builds an item's summary line;
-// events maps the stream's event names to how an item is made from its
-// data (a function returning the value to keep, or null to skip it).
+// Tail reads the stream at path. row(item) builds an item's summary:
+// {head: spans, meta: a line of text below them}; events maps the stream's
+// event names to how an item is made from its data (a function returning
+// the value to keep, or null to skip it).
 export class Tail {
   constructor({path, row, events, empty}) {
     this.path = path;
@@ -63,20 +71,34 @@ export class Tail {
   }
 
   async loop() {
+    let opened = 0;
     while (!this.stopped) {
       this.ctrl = new AbortController();
-      this.setStatus('connecting…');
+      // A stream that ended cleanly is opened again with the status as it
+      // was: nothing was missed that the page could show.
+      if (!opened) this.setStatus('connecting…');
       try {
         await api.stream(this.path, {
           signal: this.ctrl.signal,
-          onOpen: () => this.setStatus(this.paused ? 'paused' : 'live', this.paused ? 'paused' : 'live'),
+          onOpen: () => {
+            opened = Date.now();
+            this.counter.dataset.error = '';
+            this.showCount();
+            this.setStatus(this.paused ? 'paused' : 'live', this.paused ? 'paused' : 'live');
+          },
           onEvent: (name, data) => this.receive(name, data),
         });
-        if (this.stopped) return;
-        if (this.ended) return;
+        if (this.stopped || this.ended) return;
+        if (this.reopen(opened)) continue;
+        opened = 0;
         this.setStatus('reconnecting…', 'warn');
       } catch (e) {
         if (this.stopped || e.name === 'AbortError') return;
+        // A stream that ran a while and was cut rather than ended (its
+        // last bytes lost) is opened again at once too: if the broker has
+        // gone, that attempt says so.
+        if (!(e instanceof api.ApiError) && this.reopen(opened)) continue;
+        opened = 0;
         if (e instanceof api.ApiError && e.unavailable) {
           this.setStatus('not available', 'off');
           this.bar.hidden = true;
@@ -91,13 +113,24 @@ export class Tail {
         }
         const busy = e instanceof api.ApiError && e.status === 503;
         this.setStatus(busy ? 'busy: retrying' : 'disconnected: retrying', 'warn');
-        this.counter.textContent = describe(e);
+        // A stream cut off mid-way throws the browser's own words.
+        const why = e instanceof api.ApiError ? describe(e) : 'The stream was cut off: the broker stopped, or the network between failed.';
+        this.counter.dataset.error = why;
+        this.counter.textContent = why;
         // 503 is the broker's cap on open streams: give others time.
         await new Promise((r) => setTimeout(r, busy ? BUSY_RETRY_MS : RETRY_MS));
         continue;
       }
       await new Promise((r) => setTimeout(r, RETRY_MS));
     }
+  }
+
+  // reopen says whether a stream opened at opened (0: it never opened)
+  // lasted long enough to be opened again at once, and counts it.
+  reopen(opened) {
+    if (!opened || Date.now() - opened < SHORT_MS) return false;
+    this.status.dataset.reopened = String(Number(this.status.dataset.reopened || 0) + 1);
+    return true;
   }
 
   receive(name, data) {
@@ -130,7 +163,7 @@ export class Tail {
   }
 
   add(item) {
-    item.at = new Date();
+    item.at = item.at || new Date();
     item.text = item.note || JSON.stringify(item.value ?? '').toLowerCase();
     this.items.push(item);
     if (this.items.length > MAX) this.items.splice(0, this.items.length - MAX);
@@ -154,10 +187,10 @@ export class Tail {
 
   node(item) {
     if (item.note) return h('li', {class: 'row note', text: item.note});
-    return expandable(this.row(item), item.value, this.open.has(item), (open) => {
+    return expandable({...this.row(item), value: item.value, open: this.open.has(item), onToggle: (open) => {
       if (open) this.open.add(item);
       else this.open.delete(item);
-    });
+    }});
   }
 
   togglePause() {
@@ -172,6 +205,7 @@ export class Tail {
   }
 
   showCount() {
+    if (this.counter.dataset.error) return;
     const shown = this.filter ? this.items.filter((i) => this.matches(i)).length + ' of ' : '';
     this.counter.textContent = shown + this.items.length + (this.items.length === 1 ? ' item' : ' items') +
       (this.held ? ' · ' + this.held + ' new while paused' : '');

@@ -22,10 +22,13 @@ export function mount(root, {topic}) {
     events: {published: (ev) => ({value: ev})},
     row: (item) => {
       const s = eventSummary(item.value);
-      return [h('span', {class: 'time', text: f.clock(item.at)}),
+      // The event's own time, as every panel shows it; the time the page
+      // received it only for an event that has none.
+      const t = f.eventTime(item.value);
+      return {head: [h('span', {class: 'time', text: f.stamp(t || item.at), title: t ? 'the event\'s time' : 'received by this page'}),
         h('span', {class: 'type', text: s.type || '(no type)'}),
         h('span', {class: 'subject', text: s.subject}),
-        h('span', {class: 'id muted', text: s.id})];
+        h('span', {class: 'id muted', text: s.id})]};
     },
   });
   fill(root,
@@ -36,7 +39,7 @@ export function mount(root, {topic}) {
       panel('Live tail', {id: 'tail', class: 'wide', tools: tail.tools}, tail.el),
       panel('Send test event', {id: 'send', class: 'narrow'}, sendBody)),
     panel('Subscriptions', {id: 'subscriptions'}, subsBody),
-    panel('Events received per 5 seconds', {id: 'history'}, histBody));
+    panel('Events received, last 15 minutes', {id: 'history'}, histBody));
   tail.start();
   const rates = new f.Rates();
   let schema = '';
@@ -64,7 +67,7 @@ export function mount(root, {topic}) {
       tile('Received', f.num(st?.received), st?.lastReceivedTime ? 'last ' + f.ago(st.lastReceivedTime) : null),
       tile('Unmatched', f.num(st?.unmatched), 'matched no subscription'),
       tile('Publish requests refused', f.num(st?.publishRequestsRefused)),
-      h('div', {class: 'tile endpoint'}, h('div', {class: 'tile-label', text: 'Endpoint'}), h('code', {text: p.endpoint || '—'})));
+      endpointTile(topic, p.endpoint));
     const subs = (await api.get(api.path('topics', topic, 'eventSubscriptions'))) || [];
     fill(subsBody, subs.length ? subscriptionTable(subs, rates, false) :
       notice('muted', 'No subscriptions: events published here are counted as unmatched.'));
@@ -77,15 +80,44 @@ export function mount(root, {topic}) {
   return {refresh, unmount: () => tail.stop()};
 }
 
+// endpointTile shows the topic's endpoint as the broker gives it, with
+// its host api__publicHost: by default the module's name, eventgridmodule,
+// as the IoT Edge module it replaces had. A module's name resolves only for
+// the other modules of an IoT Edge device, so the tile says so, and where
+// to publish from here: this page's own origin, which is the API's.
+function endpointTile(topic, endpoint) {
+  let host = '';
+  try {
+    host = new URL(endpoint).hostname;
+  } catch {
+    // No endpoint, or not a URL: shown as it is.
+  }
+  const here = location.origin + api.url(api.path('topics', topic, 'events'));
+  const moduleName = host && !/[.:]/.test(host) && host !== 'localhost';
+  const hint = host && host !== location.hostname ?
+    h('p', {class: 'tile-note hint'}, h('code', {text: host}),
+      moduleName ?
+        ' is a module\'s name: it resolves only inside IoT Edge, for the other modules of the device. From elsewhere, publish to ' :
+        ' is the host the broker names (api__publicHost); this page reaches it at ',
+      h('code', {class: 'here', text: here}),
+      moduleName ? ', or start the broker with api__publicHost set to a name that resolves.' : '.') :
+    null;
+  return h('div', {class: 'tile endpoint'}, h('div', {class: 'tile-label', text: 'Endpoint'}), h('code', {text: endpoint || '—'}), hint);
+}
+
 async function history(topic) {
   try {
     const a = await api.optional(api.path('topics', topic, 'history'));
     if (a === undefined) return notice('unavailable', 'History is not available on this broker.');
     const hist = fromAPI(a);
+    // Unmatched events are among those received: the bars stack the
+    // matched and the unmatched, whose sum is what was received.
+    const received = hist.series.received || [];
+    const unmatched = hist.series.unmatched || [];
     return bars(hist, [
-      {name: 'Received', cls: 's-received', values: hist.series.received || []},
-      {name: 'Unmatched', cls: 's-unmatched', values: hist.series.unmatched || []},
-    ], 'events');
+      {name: 'Matched', cls: 's-received', values: received.map((v, i) => Math.max(0, (v || 0) - (unmatched[i] || 0)))},
+      {name: 'Unmatched', cls: 's-unmatched', values: unmatched},
+    ]);
   } catch (e) {
     return notice('error', describe(e));
   }

@@ -30,13 +30,12 @@ export function cell(label, ...content) {
   return h('td', {'data-label': label}, ...content);
 }
 
-const subColumns = ['State', 'Subscription', 'Destination', 'Queued', 'Delivered/s', 'Failures', 'Given up', 'Last error'];
+const subColumns = ['State', 'Subscription', 'Destination', 'Queued', 'Delivered', 'Failed attempts', 'Given up', 'Last error'];
 
-// subscriptionTable lists subscriptions, the most urgent first; rates
-// gives delivered/s by subscription.
+// subscriptionTable lists subscriptions, the most urgent first (see
+// rank); rates gives delivered/s by subscription.
 export function subscriptionTable(subs, rates, showTopic = true) {
-  const sorted = [...subs].sort((a, b) =>
-    (f.severity[f.state(a)] ?? 9) - (f.severity[f.state(b)] ?? 9) ||
+  const sorted = [...subs].sort((a, b) => f.rank(a) - f.rank(b) ||
     a.properties.topic.localeCompare(b.properties.topic) || a.name.localeCompare(b.name));
   return h('table', {class: 'grid subs'},
     h('thead', {}, h('tr', {}, subColumns.map((c) => h('th', {text: c})))),
@@ -49,23 +48,24 @@ function subscriptionRow(sub, rates, showTopic) {
   const dest = f.destination(sub);
   const topic = sub.properties.topic;
   const r = rates.rate(topic + '/' + sub.name, ds.delivered);
-  const bad = st === 'Failing' || st === 'OnProbation';
-  return h('tr', {class: bad ? 'bad' : ''},
-    cell('State', badge(st)),
+  const given = f.givenUp(ds);
+  return h('tr', {class: f.failing(st) ? 'bad' : given > 0 ? 'gave-up' : ''},
+    cell('State', badge(st), ds.pausedSince ? h('div', {class: 'muted small', text: 'since ' + f.stamp(ds.pausedSince)}) : null),
     cell('Subscription', h('a', {href: subHref(topic, sub.name), class: 'name'},
       showTopic ? h('span', {class: 'muted', text: topic + ' / '}) : null, sub.name)),
     cell('Destination', chip(dest.kind), ' ', h('span', {class: 'host', text: dest.where})),
     cell('Queued', h('span', {class: 'n', text: f.num(f.queued(sub))})),
-    cell('Delivered/s', h('span', {class: 'n', text: f.rate(r)})),
-    cell('Failures', h('span', {class: 'n' + (ds.failedAttempts > 0 ? ' warn' : ''), text: f.num(ds.failedAttempts)})),
-    cell('Given up', h('span', {class: 'n' + (f.givenUp(ds) > 0 ? ' warn' : ''), text: f.num(f.givenUp(ds))})),
+    cell('Delivered', h('span', {class: 'n', text: f.num(ds.delivered)}),
+      r !== undefined ? h('span', {class: 'muted small rate', text: ' ' + f.rate(r) + '/s'}) : null),
+    cell('Failed attempts', h('span', {class: 'n' + (ds.failedAttempts > 0 ? ' warn' : ''), text: f.num(ds.failedAttempts)})),
+    cell('Given up', h('span', {class: 'n' + (given > 0 ? ' warn' : ''), text: f.num(given)})),
     cell('Last error', lastError(ds)));
 }
 
 function lastError(ds) {
   if (!ds.lastError) return h('span', {class: 'muted', text: '—'});
   const code = ds.lastFailureStatusCode ? ds.lastFailureStatusCode + ' · ' : '';
-  return h('span', {class: 'err', title: ds.lastError, text: code + ds.lastError},
+  return h('span', {class: 'err', text: code + ds.lastError},
     ds.lastFailureTime ? h('span', {class: 'muted', text: ' · ' + f.ago(ds.lastFailureTime)}) : null);
 }
 
@@ -79,18 +79,25 @@ export function eventSummary(ev) {
   };
 }
 
-// expandable is a list row that shows value as JSON when clicked.
-export function expandable(row, value, open, onToggle) {
-  const detail = h('div', {class: 'detail', hidden: !open}, jsonBlock(value));
+// expandable is a list row: a summary (head: spans on the first line,
+// meta: a line below that wraps, so nothing is cut off) that opens to
+// show facts ([label, value] pairs) and value as JSON; tools are buttons
+// beside the summary.
+export function expandable({head, meta, facts = [], value, open, onToggle, tools}) {
+  const detail = h('div', {class: 'detail', hidden: !open},
+    facts.length ? h('dl', {class: 'facts'}, facts.filter(Boolean).map(([k, v]) => [h('dt', {text: k}), h('dd', {}, v)])) : null,
+    jsonBlock(value));
   const item = h('li', {class: 'row' + (open ? ' open' : '')});
-  const head = h('button', {class: 'row-head', type: 'button', 'aria-expanded': String(Boolean(open))}, row);
-  head.addEventListener('click', () => {
+  const btn = h('button', {class: 'row-head', type: 'button', 'aria-expanded': String(Boolean(open))},
+    h('span', {class: 'row-main'}, head),
+    meta ? h('span', {class: 'row-meta muted', text: meta}) : null);
+  btn.addEventListener('click', () => {
     detail.hidden = !detail.hidden;
     item.classList.toggle('open', !detail.hidden);
-    head.setAttribute('aria-expanded', String(!detail.hidden));
+    btn.setAttribute('aria-expanded', String(!detail.hidden));
     if (onToggle) onToggle(!detail.hidden);
   });
-  item.append(head, detail);
+  item.append(h('div', {class: 'row-line'}, btn, tools ? h('div', {class: 'row-tools'}, tools) : null), detail);
   return item;
 }
 

@@ -85,7 +85,14 @@ func (s *Server) retryNow(c echo.Context) error {
 	}
 	s.acted(sub, actionRetryNow, moved).Int("moved", moved).Int("atLastAttempt", atLast).
 		Msg("retry now: events waiting to be retried made ready")
-	return c.JSON(http.StatusOK, map[string]int{"moved": moved, "atLastAttempt": atLast})
+	return c.JSON(http.StatusOK, retryNowAnswer{Moved: moved, AtLastAttempt: atLast})
+}
+
+// retryNowAnswer is the answer of :retryNow: the events made ready, and
+// how many of them were at their last attempt.
+type retryNowAnswer struct {
+	Moved         int `json:"moved"`
+	AtLastAttempt int `json:"atLastAttempt"`
 }
 
 // pause answers POST …/eventSubscriptions/{s}:pause (paused) and :resume

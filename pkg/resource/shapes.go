@@ -165,7 +165,7 @@ var destinationShapes = func() map[eventgrid.EndpointType]*shape {
 
 // subscriptionProperties is the shape of a subscription's properties: over
 // the REST API, or, when declared, in a declaration, which may also state
-// paused (docs/live-config.md#pausing-a-declared-subscription).
+// paused (docs/live-config.md#the-declaration).
 func subscriptionProperties(declared bool) shapeSpec {
 	spec := shapeSpec{
 		names: []string{"topic", "topicName", "eventDeliverySchema", "destination", "filter", "retryPolicy",

@@ -292,7 +292,7 @@ func (q *queue) failedLocked(b *taken, err error, res Result, start int64, now t
 		it.status, it.outcome = uint16(min(res.StatusCode, 65535)), res.Outcome
 		it.lastAt = nowNs
 		if it.forced {
-			q.waitAgainLocked(it, b)
+			q.waitAgainLocked(it, b, now)
 			continue
 		}
 		d := NextAttempt(q.pol, int(it.attempts), it.s.Accepted, now, res, e.opts.Jitter())

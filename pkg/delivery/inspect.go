@@ -131,14 +131,14 @@ func (e *Engine) RetryNow(sub *eventgrid.EventSubscription) (moved, atLast int, 
 	return moved, atLast, true
 }
 
-// waitAgainLocked puts it, whose forced attempt failed, back to wait as it
-// did before retry now made it ready: its attempt does not count, and it is
-// due when it was, on the schedule's heap, which keeps any due time in
-// order (the back-off lists keep theirs by appending).
-func (q *queue) waitAgainLocked(it item, b *taken) {
+// waitAgainLocked puts it, whose forced attempt failed at now, back to
+// wait as it did before retry now made it ready: its attempt does not
+// count, and it is due when it was, on the schedule's heap, which keeps
+// any due time in order (the back-off lists keep theirs by appending).
+func (q *queue) waitAgainLocked(it item, b *taken, now time.Time) {
 	it.forced = false
 	it.attempts--
-	q.noteRetryLocked(b, &it, q.e.wall(it.due, q.e.clock.Now()))
+	q.noteRetryLocked(b, &it, q.e.wall(it.due, now))
 	q.timed.push(it)
 }
 

@@ -101,7 +101,7 @@ func TestCompat_ActionMistakes(t *testing.T) {
 	status, _, rb := do(t, nil, http.MethodPost, b.URL+"/topics/t/eventSubscriptions/q:bogus?"+nsAPI, "", nil)
 	code, msg := apiError(t, rb)
 	if status != http.StatusBadRequest || code != "UnknownAction" ||
-		msg != `":bogus" is not an action of an event subscription; its actions are :receive, :acknowledge, :release, :reject, :renewLock and :retryNow.` {
+		msg != `":bogus" is not an action of an event subscription; its actions are :receive, :acknowledge, :release, :reject, :renewLock, :retryNow, :redrive, :pause, :resume and :purge.` {
 		t.Errorf(":bogus = %d %s %q", status, code, msg)
 	}
 	status, _, rb = do(t, nil, http.MethodPost, b.URL+"/topics/t/eventSubscriptions/q/retryNow?"+apiVersion, "", nil)

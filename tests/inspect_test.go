@@ -250,7 +250,7 @@ func TestInspection_KnownSequence(t *testing.T) {
 	t.Run("RetryNow", func(t *testing.T) {
 		before := len(s.failing.requests())
 		body := mustDo(t, http.MethodPost, s.url("/topics/orders/eventSubscriptions/failing:retryNow?"+apiVersion), "", nil, http.StatusOK)
-		if strings.TrimSpace(string(body)) != `{"moved":3}` {
+		if strings.TrimSpace(string(body)) != `{"moved":3,"atLastAttempt":0}` {
 			t.Errorf("retry now: %s", body)
 		}
 		eventually(t, 10*time.Second, func() error {
@@ -269,13 +269,15 @@ func TestInspection_KnownSequence(t *testing.T) {
 			Value []struct{ DeliveryState map[string]any }
 		}
 		s.get(t, "/topics/orders/eventSubscriptions/failing/events", "", &p)
+		// A forced attempt that fails does not count
+		// (docs/delivery.md#retry-now): the events wait as they did.
 		for _, v := range p.Value {
-			if v.DeliveryState["attempts"] != 2.0 || v.DeliveryState["queue"] != "backoff2" {
-				t.Errorf("after retry now: %v, want the attempt counted", v.DeliveryState)
+			if v.DeliveryState["attempts"] != 1.0 || v.DeliveryState["maxAttempts"] != 30.0 || v.DeliveryState["queue"] != "backoff1" {
+				t.Errorf("after retry now: %v, want the forced attempt not counted", v.DeliveryState)
 			}
 		}
 		body = mustDo(t, http.MethodPost, s.url("/topics/orders/eventSubscriptions/healthy:RETRYNOW?"+apiVersion), "", nil, http.StatusOK)
-		if strings.TrimSpace(string(body)) != `{"moved":0}` {
+		if strings.TrimSpace(string(body)) != `{"moved":0,"atLastAttempt":0}` {
 			t.Errorf("retry now with nothing waiting: %s", body)
 		}
 	})
@@ -323,7 +325,7 @@ func (s *inspectScene) queueViews(t *testing.T) {
 		"state": "Retrying", "available": 1, "delayed": 1, "failedAttempts": 1, "nextAttemptTime": "set", "oldestQueuedTime": "set",
 	})
 	body = mustDo(t, http.MethodPost, s.url("/topics/telemetry/eventSubscriptions/reader:retryNow?"+apiVersion), "", nil, http.StatusOK)
-	if strings.TrimSpace(string(body)) != `{"moved":1}` {
+	if strings.TrimSpace(string(body)) != `{"moved":1,"atLastAttempt":0}` {
 		t.Errorf("queue retry now: %s", body)
 	}
 	wantFields(t, "queue", s.status(t, "telemetry", "reader"), map[string]any{"state": "Delivering", "available": 2, "delayed": 0})

@@ -15,6 +15,7 @@ import (
 // with \n.
 type sseEvent struct {
 	name, data string
+	id         string // the event's id line, if any
 }
 
 // sseStream reads an event stream of the broker, as a browser would: the
@@ -107,7 +108,7 @@ func (s *sseStream) resume() {
 	go func() {
 		sc := bufio.NewScanner(s.resp.Body)
 		sc.Buffer(make([]byte, 1<<20), 2<<20)
-		var name string
+		var name, id string
 		var data []string
 		for sc.Scan() {
 			line := sc.Text()
@@ -115,9 +116,11 @@ func (s *sseStream) resume() {
 			switch {
 			case line == "":
 				if data != nil {
-					s.events = append(s.events, sseEvent{name, strings.Join(data, "\n")})
+					s.events = append(s.events, sseEvent{name, strings.Join(data, "\n"), id})
 				}
-				name, data = "", nil
+				name, id, data = "", "", nil
+			case strings.HasPrefix(line, "id: "):
+				id = strings.TrimPrefix(line, "id: ")
 			case strings.HasPrefix(line, ":"):
 				s.comments++
 			case strings.HasPrefix(line, "event: "):

@@ -13,8 +13,8 @@ import (
 )
 
 // The inspection API (docs/console.md#the-inspection-api): what a
-// subscription holds, what it gave up on, history, live streams and retry
-// now. Views of the queues copy a bounded snapshot under the queue's lock
+// subscription holds, what it gave up on, history and live streams; the
+// operator's actions are in actions.go. Views of the queues copy a bounded snapshot under the queue's lock
 // and are encoded here, with no lock held.
 
 // inspectionRoutes maps the inspection API, for a server with a Board. A
@@ -32,7 +32,7 @@ func (s *Server) inspectionRoutes(edge echo.MiddlewareFunc) {
 			s.handle(m, sub+"/"+view, methodNotAllowed, requireView(view))
 		}
 	}
-	s.handle(http.MethodPost, sub+":retryNow", s.retryNow, requireAction, edge)
+	s.actionRoutes(edge)
 }
 
 type peekedEvent struct {
@@ -43,6 +43,7 @@ type peekedEvent struct {
 type deliveryState struct {
 	Queue           string `json:"queue"`
 	Attempts        int    `json:"attempts"`
+	MaxAttempts     int    `json:"maxAttempts,omitempty"`
 	EnqueuedTime    string `json:"enqueuedTime,omitempty"`
 	NextAttemptTime string `json:"nextAttemptTime,omitempty"`
 	LastError       string `json:"lastError,omitempty"`
@@ -75,7 +76,7 @@ func (s *Server) peek(c echo.Context) error {
 			truncated = true
 			break
 		}
-		ds := deliveryState{Queue: w.Queue, Attempts: w.Attempts, EnqueuedTime: inspect.FormatTime(w.Enqueued),
+		ds := deliveryState{Queue: w.Queue, Attempts: w.Attempts, MaxAttempts: w.MaxAttempts, EnqueuedTime: inspect.FormatTime(w.Enqueued),
 			NextAttemptTime: inspect.FormatTime(w.Next), LastError: w.LastError}
 		if !l.next() {
 			break
@@ -105,6 +106,7 @@ type failure struct {
 	LastStatusCode int    `json:"lastStatusCode,omitempty"`
 	EventID        string `json:"eventId,omitempty"`
 	EventBytes     int    `json:"eventBytes"`
+	RedrivenTime   string `json:"redrivenTime,omitempty"`
 }
 
 // failureWithEvent is a failure and its event, indented whole (?pretty).
@@ -136,6 +138,7 @@ func (s *Server) failures(c echo.Context) error {
 		head := failure{
 			Time: inspect.FormatTime(f.Time), Outcome: outcome, Reason: f.Reason, Attempts: f.Attempts,
 			LastError: f.LastError, LastStatusCode: f.LastStatus, EventID: f.EventID, EventBytes: f.EventBytes,
+			RedrivenTime: inspect.FormatTime(f.Redriven),
 		}
 		if !l.next() {
 			break
@@ -167,24 +170,6 @@ func (s *Server) logCut(c echo.Context, err error) {
 	if err != nil {
 		s.log.Debug().Err(err).Str("path", c.Request().URL.Path).Msg("an inspection answer was cut off before the client read it")
 	}
-}
-
-// retryNow answers POST …/eventSubscriptions/{s}:retryNow
-// (docs/console.md#retry-now).
-func (s *Server) retryNow(c echo.Context) error {
-	sub, err := s.resources.Subscription(c.Request().Context(), param(c, "topic"), param(c, "sub"))
-	if err != nil {
-		return err
-	}
-	if s.opts.Held == nil {
-		return noRoute()
-	}
-	n, ok := s.opts.Held.RetryNow(sub)
-	if !ok {
-		return vanished(sub)
-	}
-	s.log.Info().Str("topic", sub.Topic).Str("subscription", sub.Name).Int("moved", n).Msg("retry now: events waiting to be retried made ready")
-	return c.JSON(http.StatusOK, map[string]int{"moved": n})
 }
 
 type history[S any] struct {

@@ -15,7 +15,7 @@ import (
 func TestActions_Mistakes(t *testing.T) {
 	ts := MustOpenServer(t)
 	ts.MustPutTopic(t, "t", eventgrid.CloudEventSchemaV1_0)
-	const subActions = ":receive, :acknowledge, :release, :reject, :renewLock and :retryNow"
+	const subActions = ":receive, :acknowledge, :release, :reject, :renewLock, :retryNow, :redrive, :pause, :resume and :purge"
 	for _, c := range []struct {
 		name, method, path string
 		status             int

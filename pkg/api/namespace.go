@@ -35,12 +35,12 @@ const (
 
 // actions are the operations written after a literal ':' at the end of a
 // resource's path, by the kind of resource: the namespace data plane's and
-// the inspection API's retryNow (docs/console.md#retry-now). The answer to
-// an unknown action lists them from here, so a new action is one entry
-// here and its route.
+// the operator's (docs/api.md#actions). The answer to an unknown action
+// lists them from here, so a new action is one entry here and its route.
 var actions = map[resourceKind][]string{
-	topicResource:        {"publish"},
-	subscriptionResource: {"receive", "acknowledge", "release", "reject", "renewLock", "retryNow"},
+	topicResource: {"publish"},
+	subscriptionResource: {"receive", "acknowledge", "release", "reject", "renewLock",
+		actionRetryNow, actionRedrive, actionPause, actionResume, actionPurge},
 }
 
 // resourceNames name the kinds of resource in messages.

@@ -75,6 +75,10 @@ var routeTable = func() []Route {
 		{get, sub + "/deliveries", auth.Read},
 		{get, sub + "/history", auth.Read},
 		{post, sub + ":retryNow", auth.Manage},
+		{post, sub + ":redrive", auth.Manage},
+		{post, sub + ":pause", auth.Manage},
+		{post, sub + ":resume", auth.Manage},
+		{post, sub + ":purge", auth.Manage},
 	},
 		// The other methods on a subscription's views answer 405, and
 		// nothing else.

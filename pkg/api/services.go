@@ -59,11 +59,23 @@ type Board interface {
 }
 
 // Held peeks at and moves the events subscriptions hold, whatever their
-// delivery mode (the dispatcher). ok is false when the subscription's mode
-// has no queue for it.
+// delivery mode (the dispatcher): the inspection API's peek and the
+// operator's actions (docs/api.md#actions). ok is false when the
+// subscription's mode has no queue for it.
 type Held interface {
 	Peek(sub *eventgrid.EventSubscription, top int) (p inspect.Peek, ok bool)
-	RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool)
+	// RetryNow makes the events waiting to be retried ready, and says how
+	// many, and how many of them were at their last attempt.
+	RetryNow(sub *eventgrid.EventSubscription) (moved, atLast int, ok bool)
+	// Pause pauses or resumes the subscription, and says since when it is
+	// paused (zero once resumed).
+	Pause(sub *eventgrid.EventSubscription, paused bool) (since time.Time, ok bool)
+	// Purge drops the events waiting (not in flight or locked) and says
+	// how many.
+	Purge(sub *eventgrid.EventSubscription) (purged int, ok bool)
+	// Redrive queues bodies for the subscription alone, as newly
+	// accepted, within the budget as Publisher.Publish does: all or none.
+	Redrive(ctx context.Context, sub *eventgrid.EventSubscription, bodies [][]byte) error
 }
 
 // Queues serves the receive and the settlements of queue subscriptions

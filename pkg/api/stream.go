@@ -210,6 +210,9 @@ func appendItems(b []byte, items []inspect.Item, dropped int) []byte {
 		b = appendEvent(b, "dropped", append(strconv.AppendInt([]byte(`{"count":`), int64(dropped), 10), '}'))
 	}
 	for _, it := range items {
+		if it.ID != "" {
+			b = append(append(append(b, "id: "...), it.ID...), '\n')
+		}
 		b = appendEvent(b, it.Event, it.Data)
 	}
 	return b

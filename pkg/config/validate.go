@@ -36,9 +36,12 @@ const (
 
 // The bounds of the inspection API's keys (docs/console.md#configuration):
 // what the given-up lists keep is memory per subscription, and every event
-// stream holds a connection and up to 4 MiB waiting for its reader.
+// stream holds a connection and up to 4 MiB waiting for its reader. A
+// given-up list can hold as many entries as a subscription's share of the
+// budget holds events by default, since a redrive puts them back there;
+// its bytes bound its events, and each entry takes some 200 bytes more.
 const (
-	maxFailures         = 10000
+	maxFailures         = 100000
 	maxFailureBytes     = 1 << 30
 	maxEventStreams     = 10000
 	maxHeartbeatSeconds = 300

@@ -76,8 +76,8 @@ func TestConfig_Validate(t *testing.T) {
 		{"InspectionZerosFine", func(c *config.Config) {
 			c.MaxFailuresPerSubscription, c.MaxFailureBytesPerSubscription, c.MaxEventStreams = 0, 0, 0
 		}, nil},
-		{"TooManyFailuresKept", func(c *config.Config) { c.MaxFailuresPerSubscription = 10001 },
-			[]string{"invalid value 10001 for broker__maxFailuresPerSubscription: accepted range is 0 to 10000"}},
+		{"TooManyFailuresKept", func(c *config.Config) { c.MaxFailuresPerSubscription = 100001 },
+			[]string{"invalid value 100001 for broker__maxFailuresPerSubscription: accepted range is 0 to 100000"}},
 		{"FailureBytesAboveGiB", func(c *config.Config) { c.MaxFailureBytesPerSubscription = 1<<30 + 1 },
 			[]string{"invalid value 1073741825 for broker__maxFailureBytesPerSubscription: accepted range is 0 to 1073741824"}},
 		{"NegativeEventStreams", func(c *config.Config) { c.MaxEventStreams = -1 },

@@ -156,7 +156,7 @@ func (q *queue) takeLocked(now time.Time, b *taken) bool {
 	clear(b.items) // drop the previous batch's references
 	clear(b.Bodies)
 	b.items, b.Bodies = b.items[:0], b.Bodies[:0]
-	if q.closed || !q.mayStartLocked() {
+	if q.closed || q.paused() || !q.mayStartLocked() {
 		return false
 	}
 	q.promoteLocked(q.e.nanos(now))
@@ -291,6 +291,10 @@ func (q *queue) failedLocked(b *taken, err error, res Result, start int64, now t
 	for _, it := range b.items {
 		it.status, it.outcome = uint16(min(res.StatusCode, 65535)), res.Outcome
 		it.lastAt = nowNs
+		if it.forced {
+			q.waitAgainLocked(it, b, now)
+			continue
+		}
 		d := NextAttempt(q.pol, int(it.attempts), it.s.Accepted, now, res, e.opts.Jitter())
 		if d.Drop != "" {
 			q.dropLocked(it, d.Drop, now, b)
@@ -317,7 +321,7 @@ func (q *queue) dropLocked(it item, reason outcome.Reason, now time.Time, b *tak
 		Attempt: int(it.attempts), Status: int(it.status), LastOutcome: it.outcome.String(),
 		LastError: q.errorOfLocked(&it), Published: it.s.Accepted, DeadLettered: kept}
 	if it.attempts > 0 {
-		rec.LastAttempt = e.epoch.Add(time.Duration(it.lastAt))
+		rec.LastAttempt = e.wall(it.lastAt, now)
 	}
 	if kept {
 		rec.Done = func() { q.releaseItem(&it) }

@@ -65,10 +65,11 @@ func (q *queue) noteRetryLocked(b *taken, it *item, next time.Time) {
 }
 
 // Peek returns a bounded copy of the top oldest events sub's queue holds
-// (by when the broker accepted them), ready, in back-off or in flight, and
-// how many it holds; ok is false when the engine has no queue for sub. The
-// events stay as they were: nothing is taken, locked or reordered. Their
-// bodies are shared with the queue and must not be modified.
+// (by when the broker accepted them, a request's in its order), ready, in
+// back-off or in flight, and how many it holds; ok is false when the engine
+// has no queue for sub. The events stay as they were: nothing is taken,
+// locked or reordered. Their bodies are shared with the queue and must not
+// be modified.
 func (e *Engine) Peek(sub *eventgrid.EventSubscription, top int) (p inspect.Peek, ok bool) {
 	q := e.queueOf(sub)
 	if q == nil {
@@ -76,10 +77,11 @@ func (e *Engine) Peek(sub *eventgrid.EventSubscription, top int) (p inspect.Peek
 	}
 	pick := inspect.NewOldest(top)
 	q.mu.Lock()
+	now := e.clock.Now()
 	q.eachLocked(func(it *item, where string) {
 		p.Total++
-		if pick.Wants(it.s.Accepted) {
-			pick.Add(q.waitingLocked(it, where))
+		if pick.Wants(it.s.Accepted, uint64(it.seq)) {
+			pick.Add(q.waitingLocked(it, where, now))
 		}
 	})
 	q.mu.Unlock()
@@ -89,23 +91,31 @@ func (e *Engine) Peek(sub *eventgrid.EventSubscription, top int) (p inspect.Peek
 
 // RetryNow makes every event of sub that waits in back-off, on the
 // CloudExponential schedule or for the end of a probation ready at once,
-// keeping its attempts, and ends the probation. It returns how many events
-// it made ready; ok is false when the engine has no queue for sub.
-func (e *Engine) RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool) {
+// keeping its attempts, and ends the probation. The attempt it forces
+// costs the event nothing: should it fail, the event waits again as it did,
+// with the same attempts and due at the same time (failedLocked), so that
+// an operator who tries whether the endpoint is back never spends an
+// event's last attempt (docs/delivery.md#retry-now). It returns how many
+// events it made ready, and how many of them were at their last attempt;
+// ok is false when the engine has no queue for sub.
+func (e *Engine) RetryNow(sub *eventgrid.EventSubscription) (moved, atLast int, ok bool) {
 	q := e.queueOf(sub)
 	if q == nil {
-		return 0, false
+		return 0, 0, false
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return 0, true
+		return 0, 0, true
 	}
 	ready := func(it item) {
 		if it.attempts == 0 && it.outcome == OutcomeProbation {
 			it.outcome = OutcomeNone
 		}
-		it.due = 0
+		if int(it.attempts)+1 >= q.pol.MaxAttempts {
+			atLast++
+		}
+		it.forced = true // it.due keeps when it was due
 		q.ready.push(it)
 		moved++
 	}
@@ -116,8 +126,20 @@ func (e *Engine) RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool)
 		ready(q.timed.pop())
 	}
 	q.probation = 0
+	q.watchExpiryLocked(e.clock.Now())
 	q.scheduleLocked()
-	return moved, true
+	return moved, atLast, true
+}
+
+// waitAgainLocked puts it, whose forced attempt failed at now, back to
+// wait as it did before retry now made it ready: its attempt does not
+// count, and it is due when it was, on the schedule's heap, which keeps
+// any due time in order (the back-off lists keep theirs by appending).
+func (q *queue) waitAgainLocked(it item, b *taken, now time.Time) {
+	it.forced = false
+	it.attempts--
+	q.noteRetryLocked(b, &it, q.e.wall(it.due, now))
+	q.timed.push(it)
 }
 
 // Status returns what sub's queue holds now, in the terms both delivery
@@ -132,6 +154,7 @@ func (e *Engine) Status(sub *eventgrid.EventSubscription) (inspect.Status, bool)
 		ConcurrencyLimit: st.ConcurrencyLimit,
 		Failures:         st.Failures, LastFailure: st.LastFailure, LastError: st.LastError,
 		NextAttempt: st.NextAttempt, Oldest: st.Oldest, ProbationUntil: st.ProbationUntil,
+		PausedSince: st.PausedSince,
 	}, true
 }
 
@@ -154,7 +177,8 @@ func (q *queue) eachLocked(fn func(it *item, where string)) {
 	q.backoff[0].each(func(it *item) { fn(it, inspect.QueueBackoff1) })
 	q.backoff[1].each(func(it *item) { fn(it, inspect.QueueBackoff2) })
 	for i := range q.timed.items {
-		fn(&q.timed.items[i], inspect.QueueScheduled)
+		it := &q.timed.items[i]
+		fn(it, q.timedWhereLocked(it))
 	}
 	q.ready.each(func(it *item) { fn(it, inspect.QueueReady) })
 }
@@ -171,22 +195,45 @@ func (q *queue) oldestLocked() time.Time {
 	return oldest
 }
 
+// timedWhereLocked names where it, on the schedule's heap, waits: on the
+// CloudExponential schedule, or, for an EdgeQueues subscription (an event
+// whose forced attempt failed waits there, see waitAgainLocked), in the
+// back-off list its attempts give.
+func (q *queue) timedWhereLocked(it *item) string {
+	switch {
+	case q.pol.Schedule == eventgrid.CloudExponential || it.outcome == OutcomeProbation:
+		return inspect.QueueScheduled
+	case it.attempts <= 1:
+		return inspect.QueueBackoff1
+	}
+	return inspect.QueueBackoff2
+}
+
 // nextDueLocked returns when the earliest event waiting to be retried is
-// due; zero when none waits.
-func (q *queue) nextDueLocked() time.Time {
-	next, found := q.earliestDueLocked()
+// due, as a clock read at now shows it; zero when none waits.
+func (q *queue) nextDueLocked(now time.Time) time.Time {
+	var next int64
+	found := false
+	for i := range q.backoff {
+		if l := &q.backoff[i]; l.len() > 0 && (!found || l.front().due < next) {
+			next, found = l.front().due, true
+		}
+	}
+	if q.timed.len() > 0 && (!found || q.timed.min().due < next) {
+		next, found = q.timed.min().due, true
+	}
 	if !found {
 		return time.Time{}
 	}
-	return q.e.epoch.Add(time.Duration(next))
+	return q.e.wall(next, now)
 }
 
-func (q *queue) waitingLocked(it *item, where string) inspect.Waiting {
-	w := inspect.Waiting{Body: it.body, Queue: where, Attempts: int(it.attempts), Enqueued: it.s.Accepted,
-		LastError: q.errorOfLocked(it)}
+func (q *queue) waitingLocked(it *item, where string, now time.Time) inspect.Waiting {
+	w := inspect.Waiting{Body: it.body, Queue: where, Attempts: int(it.attempts), MaxAttempts: q.pol.MaxAttempts,
+		Seq: uint64(it.seq), Enqueued: it.s.Accepted, LastError: q.errorOfLocked(it)}
 	switch where {
 	case inspect.QueueBackoff1, inspect.QueueBackoff2, inspect.QueueScheduled:
-		w.Next = q.e.epoch.Add(time.Duration(it.due))
+		w.Next = q.e.wall(it.due, now)
 	}
 	return w
 }

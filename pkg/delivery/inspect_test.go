@@ -118,20 +118,39 @@ func TestEngine_Inspection(t *testing.T) {
 		t.Errorf("outcomes after the first attempts: %s", got)
 	}
 
-	// Retry now: both are tried again at once, fail their last attempt and
-	// are given up on.
-	if n, ok := e.RetryNow(sub); n != 2 || !ok {
-		t.Fatalf("RetryNow = %d, %v; want 2 moved", n, ok)
+	// Retry now: both are tried again at once, and fail. A forced attempt
+	// costs nothing (it used to spend each event's last attempt and give
+	// them up): both wait again as they did, at their first attempt, due
+	// when they were. Their next attempt, the last, gives them up.
+	if n, atLast, ok := e.RetryNow(sub); n != 2 || atLast != 2 || !ok {
+		t.Fatalf("RetryNow = %d moved, %d at their last attempt, %v; want 2 and 2", n, atLast, ok)
 	}
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if n := len(s.attempts()); n != 4 || e.HeldEvents(sub) != 0 {
-			return fmt.Errorf("%d attempts, %d held", n, e.HeldEvents(sub))
+		st, _ := e.QueueStats(sub)
+		if n := len(s.attempts()); n != 4 || st.InFlight != 0 || st.Backoff[0]+st.Scheduled != 2 {
+			return fmt.Errorf("%d attempts, stats %+v", n, st)
 		}
 		return nil
 	})
 	if got := s.attempts(); !got[3].Equal(start) {
 		t.Errorf("the retried attempts were at %v, not at once", got)
 	}
+	if got := strings.Join(waitOutcomes(t, watch, 2), ","); got != "failed e1 1 503 next timed,failed e2 1 503 next timed" {
+		t.Errorf("outcomes of the forced attempts: %s", got)
+	}
+	for i, w := range mustPeek(t, e, sub, 2) {
+		if id := idOf(w.Body); id != fmt.Sprint("e", i+1) || w.Queue != inspect.QueueBackoff1 || w.Attempts != 1 || w.MaxAttempts != 2 ||
+			!w.Next.Equal(start.Add(time.Minute)) {
+			t.Errorf("after retry now, peeked %d: %s %+v", i, id, w)
+		}
+	}
+	clock.Advance(time.Minute)
+	brokertest.Eventually(t, 5*time.Second, func() error {
+		if n := len(s.attempts()); n != 6 || e.HeldEvents(sub) != 0 {
+			return fmt.Errorf("%d attempts, %d held", n, e.HeldEvents(sub))
+		}
+		return nil
+	})
 	// The events given up on are reported after they left the queue.
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		if _, total := rec.Failures(10); total != 2 {
@@ -159,7 +178,7 @@ func TestEngine_Inspection(t *testing.T) {
 	e3.Accepted = clock.Now()
 	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, e3)
 	waitStats(t, e, sub, func(delivery.QueueStats) bool { return e.HeldEvents(sub) == 0 })
-	want := inspect.Totals{Delivered: 1, FailedAttempts: 4, Dropped: 2, LastSuccess: clock.Now(), LastFailureStatus: 503}
+	want := inspect.Totals{Delivered: 1, FailedAttempts: 6, Dropped: 2, LastSuccess: clock.Now(), LastFailureStatus: 503}
 	if tot := rec.Totals(); tot != want {
 		t.Errorf("totals %+v, want %+v", tot, want)
 	}
@@ -195,7 +214,7 @@ func TestEngine_RetryNowEndsProbation(t *testing.T) {
 		t.Fatalf("peek on probation: %+v", p)
 	}
 	fail = false
-	if n, _ := e.RetryNow(sub); n != 2 {
+	if n, _, _ := e.RetryNow(sub); n != 2 {
 		t.Fatalf("RetryNow moved %d, want 2", n)
 	}
 	waitStats(t, e, sub, func(st delivery.QueueStats) bool { return e.HeldEvents(sub) == 0 && st.ProbationUntil.IsZero() })
@@ -203,6 +222,16 @@ func TestEngine_RetryNowEndsProbation(t *testing.T) {
 		t.Errorf("%d attempts, want 3", n)
 	}
 
+}
+
+// mustPeek peeks at sub's queue, which must hold n events.
+func mustPeek(t *testing.T, e *delivery.Engine, sub *eventgrid.EventSubscription, n int) []inspect.Waiting {
+	t.Helper()
+	p, ok := e.Peek(sub, 100)
+	if !ok || p.Total != n || len(p.Events) != n {
+		t.Fatalf("peek = %+v, %v; want %d events", p, ok, n)
+	}
+	return p.Events
 }
 
 // waitStats waits until sub's queue stats satisfy ok.

@@ -20,7 +20,13 @@ func (e *Engine) SubscriptionPut(sub *eventgrid.EventSubscription) {
 		q.update(sub)
 		return
 	}
-	e.queues[sub.UID] = newQueue(e, sub)
+	q := newQueue(e, sub)
+	if sub.Owner.Declared() && sub.Paused {
+		q.mu.Lock()
+		q.setPausedLocked(true, e.clock.Now())
+		q.mu.Unlock()
+	}
+	e.queues[sub.UID] = q
 }
 
 // SubscriptionDeleted implements eventgrid.SubscriptionObserver: it detaches
@@ -108,6 +114,11 @@ func (q *queue) update(sub *eventgrid.EventSubscription) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.setSubLocked(sub)
+	if sub.Owner.Declared() {
+		// The declaration rules whether it is paused; an update over
+		// the REST API keeps what :pause and :resume did.
+		q.setPausedLocked(sub.Paused, q.e.clock.Now())
+	}
 	q.scheduleLocked()
 }
 

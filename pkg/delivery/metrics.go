@@ -29,6 +29,9 @@ type QueueStats struct {
 	// NextAttempt is when the earliest event waiting to be retried is due;
 	// zero when none waits.
 	NextAttempt time.Time
+	// PausedSince is when the subscription's delivery was paused, zero
+	// while it is not.
+	PausedSince time.Time
 	// Oldest is when the broker accepted the oldest event the queue holds,
 	// zero when it holds none. Only QueueStats fills it in: it looks at
 	// every event.

@@ -14,14 +14,22 @@ import (
 // item is one event waiting for one subscription. Many may be queued, so it
 // is kept small: the event's body, its request, its due time, and what the
 // last attempt came to (dead letters and logs need it).
+//
+// The fields are ordered so that the item takes 64 bytes.
 type item struct {
 	body     []byte
 	s        *budget.Hold // the request the event came in
 	due      int64        // when a waiting item is due, in ns since Engine.epoch
 	attempts int32        // attempts made so far, including one in flight
-	lastAt   int64        // when the last attempt ended, in ns since Engine.epoch
-	status   uint16       // the last attempt's HTTP status, 0 if none
-	outcome  Outcome      // the last attempt's outcome
+	// seq numbers the queue's events as they were queued, so that a peek
+	// shows a request's events in their order (it wraps, harmlessly).
+	seq     uint32
+	lastAt  int64   // when the last attempt ended, in ns since Engine.epoch
+	status  uint16  // the last attempt's HTTP status, 0 if none
+	outcome Outcome // the last attempt's outcome
+	// forced marks an event retry now made ready: its attempt does not
+	// count if it fails, and due keeps when it was due (inspect.go).
+	forced bool
 }
 
 // queue holds one subscription's events: those ready for an attempt, those
@@ -71,6 +79,13 @@ type queue struct {
 	timerAt   int64 // when timer fires; 0 when not armed
 	closed    bool  // deleted or shut down: nothing more is queued
 	stopped   bool  // the engine is stopping: no timers, no scheduling
+	// seq is the number of the last event queued (item.seq).
+	seq uint32
+	// pausedSince, when not zero, is when the subscription's delivery was
+	// paused (pause.go): nothing is sent, and expireAt, when not zero, is
+	// when the next ready event outlives its time to live.
+	pausedSince time.Time
+	expireAt    int64
 	// scheduled is set while the queue is in a run queue: set under
 	// Engine.sched, cleared by the worker that takes the queue from it, and
 	// read without a lock by schedule's fast path.
@@ -144,12 +159,17 @@ func (q *queue) pushAll(bodies [][]byte, h *budget.Hold) int {
 	if q.closed {
 		return 0
 	}
-	var now int64
-	if q.probation != 0 {
-		now = q.e.nanos(q.e.clock.Now())
+	var (
+		t   time.Time
+		now int64
+	)
+	if q.probation != 0 || q.paused() {
+		t = q.e.clock.Now()
+		now = q.e.nanos(t)
 	}
 	for _, body := range bodies {
-		it := item{body: body, s: h}
+		q.seq++
+		it := item{body: body, s: h, seq: q.seq}
 		if q.probation != 0 && q.onProbationLocked(now) {
 			// New events skip the immediate attempt while the endpoint is
 			// on probation, and wait for its end. Never attempted, they
@@ -160,6 +180,10 @@ func (q *queue) pushAll(bodies [][]byte, h *budget.Hold) int {
 			continue
 		}
 		q.ready.push(it)
+	}
+	if q.paused() && q.expireAt == 0 {
+		q.watchExpiryLocked(t)
+		q.armLocked(now)
 	}
 	if q.probation != 0 {
 		q.armLocked(now)
@@ -184,7 +208,7 @@ const failingAfter = 3
 // scheduleLocked puts the queue in line for a worker when it has a batch it
 // may send now: in the slow line when it is unproven, failing or may hang.
 func (q *queue) scheduleLocked() {
-	if q.closed || q.stopped || q.ready.len() == 0 || !q.mayStartLocked() {
+	if q.closed || q.stopped || q.paused() || q.ready.len() == 0 || !q.mayStartLocked() {
 		return
 	}
 	q.e.schedule(q, !q.proven || q.failures >= failingAfter || q.hung())
@@ -224,21 +248,36 @@ func (q *queue) earliestDueLocked() (next int64, found bool) {
 	if q.timed.len() > 0 {
 		consider(q.timed.min().due)
 	}
+	if q.expireAt != 0 {
+		consider(q.expireAt)
+	}
 	return next, found
 }
 
-// onTimer runs when waiting items fall due.
+// onTimer runs when waiting items fall due, or, while the subscription is
+// paused, when a ready one outlives its time to live.
 func (q *queue) onTimer() {
+	var expired *taken // what a paused queue gives up on, reported unlocked
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.timerAt = 0
 	if q.closed || q.stopped {
+		q.mu.Unlock()
 		return
 	}
-	now := q.e.nanos(q.e.clock.Now())
+	t := q.e.clock.Now()
+	now := q.e.nanos(t)
 	q.promoteLocked(now)
+	if q.paused() {
+		expired = new(taken)
+		q.expireWhilePausedLocked(t, expired)
+		q.watchExpiryLocked(t)
+	}
 	q.scheduleLocked()
 	q.armLocked(now)
+	q.mu.Unlock()
+	if expired != nil {
+		q.flush(expired, false)
+	}
 }
 
 func (q *queue) stats() QueueStats {
@@ -254,10 +293,12 @@ func (q *queue) stats() QueueStats {
 		LastFailure:      q.lastFailure,
 		LastError:        q.lastError,
 		Failures:         q.failures,
-		NextAttempt:      q.nextDueLocked(),
+		PausedSince:      q.pausedSince,
 	}
-	if now := q.e.nanos(q.e.clock.Now()); q.onProbationLocked(now) {
-		st.ProbationUntil = q.e.epoch.Add(time.Duration(q.probation))
+	now := q.e.clock.Now()
+	st.NextAttempt = q.nextDueLocked(now)
+	if q.onProbationLocked(q.e.nanos(now)) {
+		st.ProbationUntil = q.e.wall(q.probation, now)
 	}
 	return st
 }

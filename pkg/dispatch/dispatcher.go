@@ -69,11 +69,16 @@ type Mode interface {
 	// Enqueue queues bodies for c.Sub, whose room is reserved under h in
 	// c.Share; what it cannot queue it releases and counts as dropped.
 	Enqueue(c budget.Claim, bodies [][]byte, h *budget.Hold)
-	// Status, Peek and RetryNow answer the inspection API; ok is false
-	// when the mode has no queue for sub.
+	// Status, Peek, RetryNow, Pause and Purge answer the inspection API
+	// and the operator's actions (docs/api.md#actions); ok is false when
+	// the mode has no queue for sub. RetryNow also says how many of the
+	// events it moved were at their last attempt; Pause pauses or resumes
+	// sub and says since when it is paused (zero once resumed).
 	Status(sub *eventgrid.EventSubscription) (st inspect.Status, ok bool)
 	Peek(sub *eventgrid.EventSubscription, top int) (p inspect.Peek, ok bool)
-	RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool)
+	RetryNow(sub *eventgrid.EventSubscription) (moved, atLast int, ok bool)
+	Pause(sub *eventgrid.EventSubscription, paused bool) (since time.Time, ok bool)
+	Purge(sub *eventgrid.EventSubscription) (purged int, ok bool)
 }
 
 // Dispatcher splits publications between the push and queue subscriptions
@@ -153,7 +158,11 @@ func (absent) Status(*eventgrid.EventSubscription) (inspect.Status, bool) {
 func (absent) Peek(*eventgrid.EventSubscription, int) (inspect.Peek, bool) {
 	return inspect.Peek{}, false
 }
-func (absent) RetryNow(*eventgrid.EventSubscription) (int, bool) { return 0, false }
+func (absent) RetryNow(*eventgrid.EventSubscription) (int, int, bool) { return 0, 0, false }
+func (absent) Pause(*eventgrid.EventSubscription, bool) (time.Time, bool) {
+	return time.Time{}, false
+}
+func (absent) Purge(*eventgrid.EventSubscription) (int, bool) { return 0, false }
 func (absent) Enqueue(c budget.Claim, bodies [][]byte, h *budget.Hold) {
 	for _, b := range bodies {
 		h.Release(c.Share, int64(len(b)))

@@ -65,7 +65,7 @@ func TestDispatcher_QueueStatus(t *testing.T) {
 	if st.State != resource.StateRetrying || st.Available != 1 || st.Delayed != 1 || st.FailedAttempts != 1 || st.NextAttemptTime == "" {
 		t.Errorf("with one delayed: %+v", st)
 	}
-	if n, ok := b.d.RetryNow(q); n != 1 || !ok {
+	if n, _, ok := b.d.RetryNow(q); n != 1 || !ok {
 		t.Errorf("RetryNow = %d, %v", n, ok)
 	}
 	if st := b.status(q).Queue; st.State != resource.StateDelivering || st.Available != 2 || st.NextAttemptTime != "" {

@@ -13,10 +13,18 @@ func (d *Dispatcher) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	prev, seen := d.subs[sub.UID]
 	d.subs[sub.UID] = sub
 	d.mu.Unlock()
+	var paused bool
 	if seen && prev.IsQueue() != sub.IsQueue() {
+		// A pause made with :pause goes with the subscription to its
+		// new mode; a declared one follows its declaration anyway.
+		st, _ := d.modeOf(prev).Status(prev)
+		paused = !st.PausedSince.IsZero() && !sub.Owner.Declared()
 		d.modeOf(prev).SubscriptionDeleted(sub)
 	}
 	d.modeOf(sub).SubscriptionPut(sub)
+	if paused {
+		d.modeOf(sub).Pause(sub, true)
+	}
 }
 
 // SubscriptionDeleted implements eventgrid.SubscriptionObserver.

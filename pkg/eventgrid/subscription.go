@@ -67,6 +67,12 @@ type EventSubscription struct {
 	Queue *QueueConfig
 	// Owner manages the subscription: the zero Owner is the REST API.
 	Owner Owner
+	// Paused is what a declaration states of the subscription's delivery
+	// ("paused": true, docs/live-config.md): the delivery modes pause a
+	// declared subscription as its declaration says, each time it is put.
+	// A subscription the REST API manages is paused and resumed with the
+	// :pause and :resume actions instead, and this stays false.
+	Paused bool
 }
 
 // DeadLetterDestination is a blob container that keeps undeliverable events.

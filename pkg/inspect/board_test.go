@@ -287,7 +287,7 @@ func TestOldest(t *testing.T) {
 	base := time.Unix(1000, 0)
 	o := inspect.NewOldest(3)
 	for _, s := range []int{5, 1, 9, 3, 7, 2} {
-		if o.Wants(base.Add(time.Duration(s) * time.Second)) {
+		if o.Wants(base.Add(time.Duration(s)*time.Second), 0) {
 			o.Add(inspect.Waiting{Enqueued: base.Add(time.Duration(s) * time.Second), Queue: fmt.Sprint(s)})
 		}
 	}
@@ -298,8 +298,31 @@ func TestOldest(t *testing.T) {
 	if strings.Join(got, ",") != "1,2,3" {
 		t.Errorf("oldest 3 = %v", got)
 	}
-	if inspect.NewOldest(0).Wants(base) {
+	if inspect.NewOldest(0).Wants(base, 0) {
 		t.Error("a picker of none wants an event")
+	}
+}
+
+// TestOldest_Seq: events accepted together, a request's, come out in the
+// order they were queued (Seq), whatever the order they are offered in,
+// and the newest of them is the one left out beyond the top.
+func TestOldest_Seq(t *testing.T) {
+	base := time.Unix(1000, 0)
+	o := inspect.NewOldest(3)
+	for _, seq := range []uint64{4, 2, 1, 3} {
+		if o.Wants(base, seq) {
+			o.Add(inspect.Waiting{Enqueued: base, Seq: seq, Queue: fmt.Sprint(seq)})
+		}
+	}
+	var got []string
+	for _, w := range o.Sorted() {
+		got = append(got, w.Queue)
+	}
+	if strings.Join(got, ",") != "1,2,3" {
+		t.Errorf("a request's oldest 3 = %v, want 1,2,3", got)
+	}
+	if o.Wants(base, 5) || !o.Wants(base, 0) || !o.Wants(base.Add(-time.Second), 9) {
+		t.Error("Wants does not follow the order of acceptance, then Seq")
 	}
 }
 

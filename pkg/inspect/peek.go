@@ -27,8 +27,13 @@ type Waiting struct {
 	Body []byte
 	// Queue is where it waits (Queue* constants).
 	Queue string
-	// Attempts is the attempts made (queue subscriptions: times received).
-	Attempts int
+	// Attempts is the attempts made (queue subscriptions: times received),
+	// of at most MaxAttempts (retryPolicy.maxDeliveryAttempts; queue
+	// subscriptions: maxDeliveryCount).
+	Attempts, MaxAttempts int
+	// Seq orders the events accepted at the same time, a request's, as
+	// they were queued: a delivery mode numbers the events it queues.
+	Seq uint64
 	// Enqueued is when the broker accepted the event; Next when it is
 	// tried again (push) or its lock or delay ends (queue), zero for none.
 	Enqueued, Next time.Time
@@ -49,7 +54,9 @@ type Peek struct {
 const MaxPeekBytes = 4 << 20
 
 // Oldest picks the top oldest of the events offered to it, by the time they
-// were accepted, then by the order they were offered in, keeping at most
+// were accepted, then by their Seq (so a request's events show in their
+// order, wherever each waits), then by the order they were offered in,
+// keeping at most
 // top at any time and, of those, no more than the oldest whose bodies fit
 // MaxPeekBytes and the one after them, which tells that the bound was
 // reached: a delivery mode scans its queue under its lock with it, asking
@@ -66,12 +73,20 @@ type Oldest struct {
 // NewOldest returns a picker of the top oldest events.
 func NewOldest(top int) *Oldest { return &Oldest{top: max(top, 0)} }
 
-// Wants reports whether an event accepted at t would be kept.
-func (o *Oldest) Wants(t time.Time) bool {
+// Wants reports whether an event accepted at t, numbered seq, would be
+// kept.
+func (o *Oldest) Wants(t time.Time, seq uint64) bool {
 	if o.top == 0 {
 		return false
 	}
-	return !o.full() || t.Before(o.keep[0].w.Enqueued)
+	if !o.full() {
+		return true
+	}
+	newest := &o.keep[0].w
+	if c := t.Compare(newest.Enqueued); c != 0 {
+		return c < 0
+	}
+	return seq < newest.Seq
 }
 
 // full reports whether an event newer than every one kept would not be:
@@ -81,7 +96,7 @@ func (o *Oldest) full() bool { return len(o.keep) >= o.top || o.bytes > MaxPeekB
 // Add offers w; it is kept if it is among the top oldest so far, and its
 // body within MaxPeekBytes of the older ones'.
 func (o *Oldest) Add(w Waiting) {
-	if !o.Wants(w.Enqueued) {
+	if !o.Wants(w.Enqueued, w.Seq) {
 		return
 	}
 	o.seq++
@@ -97,12 +112,7 @@ func (o *Oldest) Add(w Waiting) {
 
 // Sorted returns the events kept, oldest first.
 func (o *Oldest) Sorted() []Waiting {
-	slices.SortFunc(o.keep, func(a, b offered) int {
-		if c := a.w.Enqueued.Compare(b.w.Enqueued); c != 0 {
-			return c
-		}
-		return a.seq - b.seq
-	})
+	slices.SortFunc(o.keep, func(a, b offered) int { return a.compare(&b) })
 	out := make([]Waiting, len(o.keep))
 	for i, k := range o.keep {
 		out[i] = k.w
@@ -115,17 +125,27 @@ type offered struct {
 	seq int
 }
 
+// compare orders a before b when it was accepted earlier, then by Seq,
+// then when it was offered earlier.
+func (a *offered) compare(b *offered) int {
+	if c := a.w.Enqueued.Compare(b.w.Enqueued); c != 0 {
+		return c
+	}
+	if a.w.Seq != b.w.Seq {
+		if a.w.Seq < b.w.Seq {
+			return -1
+		}
+		return 1
+	}
+	return a.seq - b.seq
+}
+
 type oldestHeap []offered
 
-func (h oldestHeap) Len() int { return len(h) }
-func (h oldestHeap) Less(i, j int) bool {
-	if c := h[i].w.Enqueued.Compare(h[j].w.Enqueued); c != 0 {
-		return c > 0
-	}
-	return h[i].seq > h[j].seq
-}
-func (h oldestHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *oldestHeap) Push(x any)   { *h = append(*h, x.(offered)) }
+func (h oldestHeap) Len() int           { return len(h) }
+func (h oldestHeap) Less(i, j int) bool { return h[i].compare(&h[j]) > 0 }
+func (h oldestHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *oldestHeap) Push(x any)        { *h = append(*h, x.(offered)) }
 func (h *oldestHeap) Pop() any {
 	old := *h
 	w := old[len(old)-1]

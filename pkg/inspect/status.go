@@ -25,4 +25,14 @@ type Status struct {
 	// a probation ends (docs/design.md#probation); each is zero when it
 	// does not apply.
 	NextAttempt, Oldest, ProbationUntil time.Time
+	// PausedSince is when the subscription's delivery was paused
+	// (docs/delivery.md#pause-and-resume), zero while it is not.
+	PausedSince time.Time
+	// ReceiversWaiting counts the receives of a queue subscription
+	// waiting for events now, and LastReceive is when its last receive
+	// came, zero before the first; push subscriptions have neither.
+	ReceiversWaiting int
+	LastReceive      time.Time
+	// Taken is when the status was read, by the mode's clock.
+	Taken time.Time
 }

@@ -27,7 +27,12 @@ const paceWindow = 100 * time.Millisecond
 // modified.
 type Item struct {
 	Event string
-	Data  []byte
+	// ID, when not empty, is the event's id line: for an event of the
+	// live tail, the time the broker accepted it, as a peek's enqueuedTime
+	// shows it, so that a viewer shows the broker's time and not when the
+	// event reached it.
+	ID   string
+	Data []byte
 }
 
 // hub is the streams of one topic or subscription. Lock order: hub.mu,

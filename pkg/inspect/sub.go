@@ -59,10 +59,12 @@ func (s *Sub) Attempted(delivered, failed int, took time.Duration, status int, a
 }
 
 // GaveUp records an event the subscription gave up on: in the totals, the
-// history and the given-up list, and as an outcome for those watching.
-func (s *Sub) GaveUp(g GivenUp) {
+// history and the given-up list, and as an outcome for those watching. It
+// returns how many older entries of the given-up list its bounds pushed
+// out for it.
+func (s *Sub) GaveUp(g GivenUp) (evicted int) {
 	if s == nil {
-		return
+		return 0
 	}
 	if g.DeadLettered {
 		s.deadLettered.Add(1)
@@ -70,7 +72,7 @@ func (s *Sub) GaveUp(g GivenUp) {
 		s.dropped.Add(1)
 	}
 	s.hist.gaveUp(g.Time)
-	s.fails.add(g)
+	evicted = s.fails.add(g)
 	if s.Watching() {
 		o := Outcome{Outcome: OutcomeDropped, Body: g.Body, Time: g.Time, Attempt: g.Attempts,
 			StatusCode: g.LastStatus, Latency: -1, Error: g.LastError, Reason: g.Reason}
@@ -78,6 +80,15 @@ func (s *Sub) GaveUp(g GivenUp) {
 			o.Outcome = OutcomeDeadLettered
 		}
 		s.Report(o)
+	}
+	return evicted
+}
+
+// Purged records n events an operator purged from the subscription
+// (docs/console.md#purge): they count as dropped.
+func (s *Sub) Purged(n int) {
+	if s != nil && n > 0 {
+		s.dropped.Add(int64(n))
 	}
 }
 
@@ -175,6 +186,26 @@ func (s *Sub) Totals() Totals {
 // Failures returns the latest events given up on, newest first, at most top
 // of them, and how many the subscription gave up on in all.
 func (s *Sub) Failures(top int) ([]Failure, int64) { return s.fails.newest(top) }
+
+// ClaimRedrive marks the entries of the given-up list that f chooses, and
+// that were not redriven yet, as redriven at now, and returns their events,
+// oldest first (shared with the list: they must not be modified), and the
+// events it leaves, with why (see NotMoved). A redrive that cannot queue
+// them gives them back with UnclaimRedrive. A nil *Sub has none.
+func (s *Sub) ClaimRedrive(f RedriveFilter, now time.Time) ([]Redrivable, []NotMoved) {
+	if s == nil {
+		return nil, nil
+	}
+	return s.fails.claim(f, now)
+}
+
+// UnclaimRedrive makes the entries of rs, which ClaimRedrive returned and
+// which could not be queued, redrivable again.
+func (s *Sub) UnclaimRedrive(rs []Redrivable) {
+	if s != nil {
+		s.fails.unclaim(rs)
+	}
+}
 
 // History returns the subscription's history up to now.
 func (s *Sub) History() SubHistory {

@@ -55,12 +55,13 @@ func (t *Topic) Published(received, unmatched int, refused bool, at time.Time) {
 func (t *Topic) Watching() bool { return t != nil && t.tail.watching() }
 
 // Accepted gives an event accepted at at to the topic's live tails, as a
-// copy (the stream keeps nothing of the request), within MaxStreamRate.
+// copy (the stream keeps nothing of the request), with at as its id,
+// within MaxStreamRate.
 func (t *Topic) Accepted(body []byte, at time.Time) {
 	if !t.Watching() || !t.tail.admit(at) {
 		return
 	}
-	t.tail.publish(Item{Event: "published", Data: bytes.Clone(body)})
+	t.tail.publish(Item{Event: "published", ID: FormatTime(at), Data: bytes.Clone(body)})
 }
 
 // Watch opens a live tail of the topic, or returns nil once the topic is

@@ -27,6 +27,12 @@ type statsCollector struct {
 	queueDepth, backoffDepth, inFlight, probation *prometheus.Desc
 }
 
+// pausedDesc is the gauge of paused subscriptions, push (statsCollector)
+// and queue (queuesCollector) alike.
+var pausedDesc = prometheus.NewDesc("eventgrid_subscription_paused",
+	"1 while an operator has paused the subscription's delivery (docs/delivery.md#pause-and-resume), else 0.",
+	[]string{labelTopic, labelSubscription}, nil)
+
 func newStatsCollector(stats *atomic.Pointer[func() delivery.Stats]) *statsCollector {
 	return &statsCollector{
 		stats: stats,
@@ -50,6 +56,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.backoffDepth
 	ch <- c.inFlight
 	ch <- c.probation
+	ch <- pausedDesc
 }
 
 // Collect implements prometheus.Collector. Queues of the same topic and
@@ -62,7 +69,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	st := (*f)()
 	type key struct{ topic, name string }
-	depths := make(map[key]*[5]int, len(st.Queues))
+	depths := make(map[key]*[6]int, len(st.Queues))
 	order := make([]key, 0, len(st.Queues))
 	var backoff [2]int
 	for _, q := range st.Queues {
@@ -72,7 +79,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 		k := key{q.Subscription.Topic, q.Subscription.Name}
 		d, ok := depths[k]
 		if !ok {
-			d = new([5]int)
+			d = new([6]int)
 			depths[k] = d
 			order = append(order, k)
 		}
@@ -82,6 +89,9 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 		d[3] += q.Scheduled
 		if !q.ProbationUntil.IsZero() {
 			d[4] = 1
+		}
+		if !q.PausedSince.IsZero() {
+			d[5] = 1
 		}
 		backoff[0] += q.Backoff[0]
 		backoff[1] += q.Backoff[1]
@@ -96,6 +106,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.queueDepth, int64(d[2]), k.topic, k.name, queueBackoff2)
 		gauge(c.queueDepth, int64(d[3]), k.topic, k.name, queueScheduled)
 		gauge(c.probation, int64(d[4]), k.topic, k.name)
+		gauge(pausedDesc, int64(d[5]), k.topic, k.name)
 	}
 	gauge(c.backoffDepth, int64(backoff[0]), queueBackoff1)
 	gauge(c.backoffDepth, int64(backoff[1]), queueBackoff2)

@@ -116,7 +116,8 @@ type subLine struct {
 	delivered, failed, attempts, expired float64
 	successLat, failureLat, firstAttempt hist
 	dropped, deadLettered, settled       map[string]float64
-	locksExpired                         float64
+	actions                              map[string]float64
+	locksExpired, evicted, paused        float64
 	ready, backoff1, backoff2            float64
 	queue                                bool
 	available, locked, delayed           float64
@@ -125,7 +126,8 @@ type subLine struct {
 // active reports whether the line has anything to say.
 func (l *subLine) active() bool {
 	return l.attempts != 0 || l.delivered != 0 || l.failed != 0 || l.expired != 0 || len(l.dropped) != 0 ||
-		len(l.deadLettered) != 0 || len(l.settled) != 0 || l.locksExpired != 0 || l.firstAttempt.count != 0 ||
+		len(l.deadLettered) != 0 || len(l.settled) != 0 || len(l.actions) != 0 || l.evicted != 0 || l.paused != 0 ||
+		l.locksExpired != 0 || l.firstAttempt.count != 0 ||
 		l.ready != 0 || l.backoff1 != 0 || l.backoff2 != 0 || l.available != 0 || l.locked != 0 || l.delayed != 0
 }
 
@@ -192,7 +194,8 @@ func (s *summary) topic(m *dto.Metric) *topicLine {
 func (s *summary) sub(m *dto.Metric) *subLine {
 	k := subKey{label(m, labelTopic), label(m, labelSubscription)}
 	if s.subs[k] == nil {
-		s.subs[k] = &subLine{dropped: map[string]float64{}, deadLettered: map[string]float64{}, settled: map[string]float64{}}
+		s.subs[k] = &subLine{dropped: map[string]float64{}, deadLettered: map[string]float64{}, settled: map[string]float64{},
+			actions: map[string]float64{}}
 	}
 	return s.subs[k]
 }
@@ -266,6 +269,12 @@ func (s *summary) addSubscription(name string, v series) bool {
 		addNonZero(s.sub(v.m).dropped, label(v.m, labelReason), v.counter())
 	case "eventgrid_subscription_dead_lettered_total":
 		addNonZero(s.sub(v.m).deadLettered, label(v.m, labelReason), v.counter())
+	case "eventgrid_subscription_actions_total":
+		addNonZero(s.sub(v.m).actions, label(v.m, labelAction), v.counter())
+	case "eventgrid_subscription_given_up_evicted_total":
+		s.sub(v.m).evicted = v.counter()
+	case "eventgrid_subscription_paused":
+		s.sub(v.m).paused = v.gauge()
 	default:
 		return s.addQueueSubscription(name, v)
 	}
@@ -391,10 +400,16 @@ func (c *Console) logSubscriptions(subs map[subKey]*subLine) {
 		for _, d := range []struct {
 			field string
 			m     map[string]float64
-		}{{"dropped", s.dropped}, {"deadLettered", s.deadLettered}, {"settled", s.settled}} {
+		}{{"dropped", s.dropped}, {"deadLettered", s.deadLettered}, {"settled", s.settled}, {"actions", s.actions}} {
 			if len(d.m) > 0 {
 				ev = ev.Dict(d.field, dictOf(d.m))
 			}
+		}
+		if s.evicted != 0 {
+			ev = ev.Int64("givenUpEvicted", int64(s.evicted))
+		}
+		if s.paused != 0 {
+			ev = ev.Bool("paused", true)
 		}
 		if s.queue {
 			ev.Int64("locksExpired", int64(s.locksExpired)).Int64("queueAvailable", int64(s.available)).

@@ -15,6 +15,7 @@ type subSeries struct {
 	queue                                bool
 	delivered, failed, attempts, expired prometheus.Counter
 	dropped                              map[outcome.Reason]prometheus.Counter
+	evicted                              prometheus.Counter
 	// Push only: the requests' latencies and the delay of first attempts.
 	successLatency, failureLatency, firstAttempt prometheus.Observer
 	// Queue only: settlements by kind, and expired locks.
@@ -58,6 +59,8 @@ func (p *Prometheus) Record(r outcome.Record) {
 		if r.Events > 0 {
 			p.add(s.dropped[r.Reason], p.dropped, r.Sub, r.Events, string(r.Reason))
 		}
+	case outcome.Evicted:
+		s.evicted.Add(float64(r.Events))
 	}
 }
 
@@ -122,6 +125,7 @@ func (p *Prometheus) newSubSeriesLocked(sub *eventgrid.EventSubscription) *subSe
 		failed:    p.failed.WithLabelValues(topic, name),
 		attempts:  p.attempts.WithLabelValues(topic, name),
 		expired:   p.expired.WithLabelValues(topic, name),
+		evicted:   p.evicted.WithLabelValues(topic, name),
 		dropped:   map[outcome.Reason]prometheus.Counter{},
 	}
 	reasons := outcome.PushReasons
@@ -144,14 +148,15 @@ func (p *Prometheus) newSubSeriesLocked(sub *eventgrid.EventSubscription) *subSe
 }
 
 func (p *Prometheus) deleteSubSeriesLocked(topic, name string) {
-	for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired, p.lockExpired} {
+	for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired, p.lockExpired, p.evicted} {
 		v.DeleteLabelValues(topic, name)
 	}
 	for _, v := range []*prometheus.HistogramVec{p.successLatency, p.failureLatency, p.firstAttempt} {
 		v.DeleteLabelValues(topic, name)
 	}
 	match := prometheus.Labels{labelTopic: topic, labelSubscription: name}
-	for _, v := range []*prometheus.CounterVec{p.dropped, p.settled, p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped} {
+	for _, v := range []*prometheus.CounterVec{p.dropped, p.settled, p.deadLettered, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped,
+		p.actions, p.actionEvents} {
 		v.DeletePartialMatch(match)
 	}
 }

@@ -25,6 +25,7 @@ const (
 	labelSubscription = "subscription"
 	labelReason       = "reason"
 	labelQueue        = "queue"
+	labelAction       = "action"
 )
 
 // requestBucketsMs are the latency buckets of publish requests, which a
@@ -66,6 +67,7 @@ type Prometheus struct {
 	deadLetterDropped                            *prometheus.CounterVec
 	rejected                                     *prometheus.CounterVec
 	authFailures                                 *prometheus.CounterVec
+	actions, actionEvents, evicted               *prometheus.CounterVec
 
 	stats  atomic.Pointer[func() delivery.Stats]
 	held   atomic.Pointer[func() dispatch.Holdings]
@@ -128,6 +130,7 @@ func NewPrometheus() *Prometheus {
 		topics:       map[string]*topicSeries{},
 		subs:         map[uint64]*subSeries{},
 	}
+	p.actions, p.actionEvents, p.evicted = operatorCounters()
 	for _, r := range auth.FailureKinds {
 		p.authFailures.WithLabelValues(r)
 	}
@@ -139,6 +142,7 @@ func NewPrometheus() *Prometheus {
 		p.delivered, p.failed, p.attempts, p.expired, p.successLatency, p.failureLatency, p.firstAttempt,
 		p.dropped, p.deadLettered, p.settled, p.lockExpired,
 		p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped, p.rejected, p.authFailures,
+		p.actions, p.actionEvents, p.evicted,
 		newStatsCollector(&p.stats),
 		newHeldCollector(&p.held),
 		queuesCollector{&p.queues},
@@ -147,6 +151,17 @@ func NewPrometheus() *Prometheus {
 	)
 	p.handler = promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return p
+}
+
+// operatorCounters returns the counters of the operator's actions and of
+// the given-up lists' evictions.
+func operatorCounters() (actions, actionEvents, evicted *prometheus.CounterVec) {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
+	return counter("eventgrid_subscription_actions_total", "An operator's actions on a subscription (docs/api.md#actions), by action: retryNow, redrive, pause, resume, purge.", labelTopic, labelSubscription, labelAction),
+		counter("eventgrid_subscription_action_events_total", "Events an operator's actions moved: made ready by retryNow, redriven, purged.", labelTopic, labelSubscription, labelAction),
+		counter("eventgrid_subscription_given_up_evicted_total", "Entries of a subscription's given-up list that its bounds (broker__maxFailuresPerSubscription, broker__maxFailureBytesPerSubscription) pushed out for newer ones.", labelTopic, labelSubscription)
 }
 
 // Handler returns the handler of GET /metrics: the registry in the
@@ -189,6 +204,15 @@ func (p *Prometheus) AuthFailed(reason string) { p.authFailures.WithLabelValues(
 
 // Rejected implements dispatch.Metrics and api.Metrics.
 func (p *Prometheus) Rejected(reason string) { p.rejected.WithLabelValues(reason).Inc() }
+
+// Acted implements api.ActionMetrics: an operator's action on sub, which
+// moved events events (0 for pause and resume).
+func (p *Prometheus) Acted(sub *eventgrid.EventSubscription, action string, events int) {
+	p.addSub(p.actions, sub, 1, action)
+	if events > 0 {
+		p.addSub(p.actionEvents, sub, float64(events), action)
+	}
+}
 
 // SubscriptionPut implements eventgrid.SubscriptionObserver: the
 // subscription's series appear at zero: those both delivery modes have,
@@ -262,7 +286,8 @@ func (p *Prometheus) ForgetTopic(name string) {
 		p.requestLatency.DeleteLabelValues(t)
 		match := prometheus.Labels{labelTopic: t}
 		for _, v := range []*prometheus.CounterVec{p.delivered, p.failed, p.attempts, p.expired, p.dropped, p.deadLettered,
-			p.settled, p.lockExpired, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped} {
+			p.settled, p.lockExpired, p.deadLetterWritten, p.deadLetterFailed, p.deadLetterDropped,
+			p.actions, p.actionEvents, p.evicted} {
 			v.DeletePartialMatch(match)
 		}
 		for _, v := range []*prometheus.HistogramVec{p.successLatency, p.failureLatency, p.firstAttempt} {

@@ -34,6 +34,8 @@ type queuesCollector struct {
 func (c queuesCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueDepthDesc
 	ch <- waitingDesc
+	// pausedDesc, which it also reports, is described once, by
+	// statsCollector: a registry takes each descriptor once.
 }
 
 func (c queuesCollector) Collect(ch chan<- prometheus.Metric) {
@@ -49,5 +51,10 @@ func (c queuesCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(st.n), s.Subscription.Topic, s.Subscription.Name, st.name)
 		}
 		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(s.Waiting), s.Subscription.Topic, s.Subscription.Name)
+		paused := 0.0
+		if s.Paused {
+			paused = 1
+		}
+		ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, paused, s.Subscription.Topic, s.Subscription.Name)
 	}
 }

@@ -34,8 +34,13 @@ const (
 	GaveUp
 	// Discarded is Events events that left a subscription undelivered
 	// with the subscription or the broker (Reason SubscriptionDeleted or
-	// Shutdown): counted, not one by one.
+	// Shutdown), or that an operator purged (Reason Purged): counted, not
+	// one by one.
 	Discarded
+	// Evicted is Events entries of the subscription's given-up list
+	// (package inspect) that its bounds pushed out for newer ones. The
+	// reporter makes it, when it tells the board an event given up on.
+	Evicted
 )
 
 // Record is one fact about a subscription's deliveries. A delivery mode
@@ -125,6 +130,9 @@ const (
 	SubscriptionDeleted Reason = "SubscriptionDeleted"
 	// Shutdown: the broker stopped with the event still held.
 	Shutdown Reason = "Shutdown"
+	// Purged: an operator purged the subscription's waiting events
+	// (docs/delivery.md#purge).
+	Purged Reason = "Purged"
 )
 
 // undeliverable prefixes the reason of an event whose destination answered
@@ -151,6 +159,6 @@ func (r Reason) ByRetryPolicy() bool {
 // queue subscription start with; an Undeliverable reason's starts on first
 // use.
 var (
-	PushReasons  = []Reason{TimeToLiveExceeded, MaxDeliveryAttemptsExceeded, SubscriptionDeleted, Shutdown}
-	QueueReasons = []Reason{TimeToLiveExceeded, MaxDeliveryCountExceeded, Rejected, SubscriptionDeleted, Shutdown}
+	PushReasons  = []Reason{TimeToLiveExceeded, MaxDeliveryAttemptsExceeded, SubscriptionDeleted, Shutdown, Purged}
+	QueueReasons = []Reason{TimeToLiveExceeded, MaxDeliveryCountExceeded, Rejected, SubscriptionDeleted, Shutdown, Purged}
 )

@@ -98,6 +98,9 @@ func (r *Reporter) report(s *Sub, rec *Record) {
 	case GaveUp:
 		r.gaveUp(s, rec)
 	case Discarded:
+		if rec.Reason == Purged && s != nil {
+			s.rec.Purged(rec.Events)
+		}
 		if rec.Reason == SubscriptionDeleted && rec.Events > 0 {
 			r.log.Warn().Str("topic", rec.Sub.Topic).Str("subscription", rec.Sub.Name).Int("events", rec.Events).
 				Msg("event subscription deleted; its queued events were discarded")
@@ -150,10 +153,13 @@ func outcomeOf(rec *Record, e *Event) inspect.Outcome {
 // dead-letter writer.
 func (r *Reporter) gaveUp(s *Sub, rec *Record) {
 	if s != nil {
-		s.rec.GaveUp(inspect.GivenUp{
+		evicted := s.rec.GaveUp(inspect.GivenUp{
 			Time: rec.Time, DeadLettered: rec.DeadLettered, Reason: string(rec.Reason), Attempts: rec.Attempt,
 			LastError: rec.LastError, LastStatus: rec.Status, Body: rec.Body,
 		})
+		if evicted > 0 {
+			r.opts.Metrics.Record(Record{Kind: Evicted, Sub: rec.Sub, Time: rec.Time, Events: evicted})
+		}
 	}
 	if r.opts.LogEventExpiry {
 		r.logGivenUp(s, rec)

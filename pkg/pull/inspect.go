@@ -61,8 +61,8 @@ func (s *Store) Peek(sub *eventgrid.EventSubscription, top int) (p inspect.Peek,
 	q.mu.Lock()
 	q.eachLocked(func(e *entry) {
 		p.Total++
-		if pick.Wants(e.published) {
-			pick.Add(waiting(e))
+		if pick.Wants(e.published, e.seq) {
+			pick.Add(q.waitingLocked(e))
 		}
 	})
 	q.mu.Unlock()
@@ -70,8 +70,9 @@ func (s *Store) Peek(sub *eventgrid.EventSubscription, top int) (p inspect.Peek,
 	return p, true
 }
 
-func waiting(e *entry) inspect.Waiting {
-	w := inspect.Waiting{Body: e.body, Attempts: e.count, Enqueued: e.published, LastError: e.lastError()}
+func (q *queue) waitingLocked(e *entry) inspect.Waiting {
+	w := inspect.Waiting{Body: e.body, Attempts: e.count, MaxAttempts: q.sub.Queue.MaxDeliveryCount, Seq: e.seq,
+		Enqueued: e.published, LastError: e.lastError()}
 	switch e.state {
 	case available:
 		w.Queue = inspect.QueueAvailable
@@ -84,17 +85,20 @@ func waiting(e *entry) inspect.Waiting {
 }
 
 // RetryNow makes sub's delayed events available at once. It returns how
-// many it moved; ok is false when the store has no queue for sub.
-func (s *Store) RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool) {
+// many it moved, and how many of them the next receive would take to their
+// last delivery (maxDeliveryCount); ok is false when the store has no queue
+// for sub. It spends no delivery: only a receive does, when it comes, as
+// it would have once the delays passed.
+func (s *Store) RetryNow(sub *eventgrid.EventSubscription) (moved, atLast int, ok bool) {
 	q := s.lookup(sub)
 	if q == nil {
-		return 0, false
+		return 0, 0, false
 	}
 	var fx effects
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
-		return 0, true
+		return 0, 0, true
 	}
 	now := q.s.opts.Clock.Now()
 	q.expireLocked(now, &fx) // what is past its time to live goes first
@@ -103,19 +107,23 @@ func (s *Store) RetryNow(sub *eventgrid.EventSubscription) (moved int, ok bool) 
 		q.ttl.remove(e)
 		q.pushBackLocked(e)
 		moved++
+		if e.count+1 >= q.sub.Queue.MaxDeliveryCount {
+			atLast++
+		}
 	}
 	q.armLocked(now)
 	q.wakeLocked()
 	sub = q.sub
 	q.mu.Unlock()
 	q.apply(sub, now, &fx)
-	return moved, true
+	return moved, atLast, true
 }
 
 // Status returns what sub's queue holds now, in the terms both delivery
 // modes share: available events are Ready, delayed ones Waiting (until
-// NextAttempt, the earliest delay's end) and locked ones InFlight; ok is
-// false if sub has no queue.
+// NextAttempt, the earliest delay's end) and locked ones InFlight, with the
+// receives waiting and when the last came; ok is false if sub has no
+// queue.
 func (s *Store) Status(sub *eventgrid.EventSubscription) (inspect.Status, bool) {
 	q := s.lookup(sub)
 	if q == nil {
@@ -124,7 +132,8 @@ func (s *Store) Status(sub *eventgrid.EventSubscription) (inspect.Status, bool) 
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	c := q.countsLocked()
-	st := inspect.Status{Ready: c.Available, Waiting: c.Delayed, InFlight: c.Locked}
+	st := inspect.Status{Ready: c.Available, Waiting: c.Delayed, InFlight: c.Locked,
+		PausedSince: q.pausedSince, ReceiversWaiting: c.Waiting, LastReceive: q.lastReceive, Taken: s.opts.Clock.Now()}
 	q.eachLocked(func(e *entry) {
 		if st.Oldest.IsZero() || e.published.Before(st.Oldest) {
 			st.Oldest = e.published

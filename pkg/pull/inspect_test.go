@@ -85,7 +85,7 @@ func TestStore_Inspection(t *testing.T) {
 	if st.Waiting != 1 || !st.NextAttempt.Equal(f.clock.Now().Add(10*time.Second)) || !st.Oldest.Equal(start) {
 		t.Errorf("status %+v", st)
 	}
-	if n, ok := f.store.RetryNow(sub); n != 1 || !ok {
+	if n, _, ok := f.store.RetryNow(sub); n != 1 || !ok {
 		t.Errorf("RetryNow = %d, %v; want the delayed event", n, ok)
 	}
 	if c := f.counts(sub); c.Available != 3 || c.Delayed != 0 {

@@ -58,7 +58,8 @@ func (q *queue) enqueue(bodies [][]byte, h *budget.Hold) bool {
 	ttl := q.s.scale(q.sub.Queue.EventTimeToLive)
 	for i, body := range bodies {
 		e := &entries[i]
-		*e = entry{body: body, hold: h, published: h.Accepted, expires: h.Accepted.Add(ttl), lockIdx: -1, delayIdx: -1, ttlIdx: -1}
+		q.seq++
+		*e = entry{body: body, hold: h, published: h.Accepted, expires: h.Accepted.Add(ttl), seq: q.seq, lockIdx: -1, delayIdx: -1, ttlIdx: -1}
 		q.pushBackLocked(e)
 	}
 	q.armLocked(q.s.opts.Clock.Now())

@@ -49,6 +49,7 @@ type entry struct {
 	hold      *budget.Hold // the request it came in
 	published time.Time
 	expires   time.Time // published + the time to live
+	seq       uint64    // its number in the queue, rising as events are queued
 	count     int       // deliveries so far
 	state     state
 	outcome   ending // how the last receive ended
@@ -91,6 +92,13 @@ type queue struct {
 	closeReason outcome.Reason
 	// out reports the subscription's records (package outcome).
 	out *outcome.Sub
+	// seq is the number of the last event queued (entry.seq).
+	seq uint64
+	// pausedSince, when not zero, is when the subscription was paused
+	// (pause.go): receives hand out nothing. lastReceive is when the last
+	// receive came.
+	pausedSince time.Time
+	lastReceive time.Time
 }
 
 func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
@@ -107,7 +115,8 @@ func newQueue(s *Store, sub *eventgrid.EventSubscription) *queue {
 }
 
 func (q *queue) countsLocked() Counts {
-	return Counts{Available: q.nAvail, Locked: q.locks.Len(), Delayed: q.delays.Len(), Waiting: q.waiting.Len() + q.woken}
+	return Counts{Available: q.nAvail, Locked: q.locks.Len(), Delayed: q.delays.Len(), Waiting: q.waiting.Len() + q.woken,
+		Paused: !q.pausedSince.IsZero()}
 }
 
 func (q *queue) lockDuration() time.Duration {

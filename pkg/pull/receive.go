@@ -10,6 +10,9 @@ import (
 
 // takeLocked locks up to max available events.
 func (q *queue) takeLocked(now time.Time, max int, out []Received, fx *effects) []Received {
+	if !q.pausedSince.IsZero() {
+		return out // paused: as if none were available
+	}
 	lock := q.lockDuration()
 	var tokens tokenSource
 	if out == nil && q.nAvail > 0 {
@@ -82,6 +85,7 @@ func (q *queue) attempt(r *receiving) (out []Received, waiting bool, err error) 
 		return nil, false, err
 	}
 	now := q.s.opts.Clock.Now()
+	q.lastReceive = now
 	q.expireLocked(now, &fx) // events past their time to live are not handed out
 	out = q.takeLocked(now, r.max, nil, &fx)
 	q.armLocked(now)

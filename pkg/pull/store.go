@@ -130,7 +130,11 @@ func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	q := s.queues[sub.UID]
 	if q == nil {
 		if !s.closed {
-			s.queues[sub.UID] = newQueue(s, sub)
+			q = newQueue(s, sub)
+			if sub.Owner.Declared() && sub.Paused {
+				q.pausedSince = s.opts.Clock.Now()
+			}
+			s.queues[sub.UID] = q
 		}
 		s.mu.Unlock()
 		return
@@ -138,6 +142,11 @@ func (s *Store) SubscriptionPut(sub *eventgrid.EventSubscription) {
 	s.mu.Unlock()
 	q.mu.Lock()
 	q.sub = sub
+	if sub.Owner.Declared() {
+		// The declaration rules whether it is paused; an update over the
+		// REST API keeps what :pause and :resume did.
+		q.setPausedLocked(sub.Paused, s.opts.Clock.Now())
+	}
 	q.mu.Unlock()
 }
 
@@ -211,6 +220,8 @@ type Counts struct {
 	Available, Locked, Delayed int
 	// Waiting is the number of receives waiting for events.
 	Waiting int
+	// Paused is set while the subscription is paused.
+	Paused bool
 }
 
 // Counts returns sub's counts, and false if sub has no queue.

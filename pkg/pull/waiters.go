@@ -56,8 +56,12 @@ func (q *queue) leaveLocked(w *waiter) (wasWoken bool) {
 // receive is already coming for, oldest waiter first. Every change that can
 // make events available, or take a woken receive away, ends with it, so
 // that no event sits available while a receive waits, and a publish wakes
-// one receive, not all of them.
+// one receive, not all of them. While the subscription is paused it wakes
+// none; resuming wakes them.
 func (q *queue) wakeLocked() {
+	if !q.pausedSince.IsZero() {
+		return // nothing is handed out: the receives wait on
+	}
 	for q.nAvail > q.woken && q.waiting.Len() > 0 {
 		w := q.waiting.Remove(q.waiting.Front()).(*waiter)
 		w.elem = nil

@@ -83,24 +83,33 @@ func DecodeSubscriptionUpdate(body []byte, topic, name string, stored *eventgrid
 	if !ok {
 		return eventgrid.EventSubscription{}, eventgrid.Errorf(eventgrid.EInvalidDestination, "properties.destination is required.")
 	}
-	return decodeSubscriptionProperties(propsRaw, "properties", topic, name, stored)
+	return decodeSubscriptionProperties(propsRaw, "properties", topic, name, stored, false)
 }
 
-// DecodeSubscriptionProperties reads a subscription's properties object, as
-// found in the API body and (with its "topic" member) in the module twin's
-// "eventSubscriptions" map. When topic is empty, the properties must name it.
+// DecodeSubscriptionProperties reads a declared subscription's properties
+// object, as found (with its "topic" member) in the module twin's
+// "eventSubscriptions" map: the API body's properties, and "paused", which
+// only a declaration states (docs/live-config.md). When topic is empty, the
+// properties must name it.
 func DecodeSubscriptionProperties(props []byte, prefix, topic, name string) (eventgrid.EventSubscription, error) {
-	return decodeSubscriptionProperties(props, prefix, topic, name, nil)
+	return decodeSubscriptionProperties(props, prefix, topic, name, nil, true)
 }
 
-func decodeSubscriptionProperties(props []byte, prefix, topic, name string, stored *eventgrid.EventSubscription) (eventgrid.EventSubscription, error) {
+func decodeSubscriptionProperties(props []byte, prefix, topic, name string, stored *eventgrid.EventSubscription, declared bool) (eventgrid.EventSubscription, error) {
 	sub := eventgrid.EventSubscription{Topic: topic, Name: name}
 	var k kept
 	o, err := parseObject(props, prefix, eventgrid.EBadRequest)
 	if err != nil {
 		return sub, err
 	}
-	if err := o.check(subscriptionPropertiesShape); err != nil {
+	shape := subscriptionPropertiesShape
+	if declared {
+		shape = declaredSubscriptionPropertiesShape
+		if sub.Paused, _, err = o.boolean(eventgrid.EBadRequest, "paused"); err != nil {
+			return sub, err
+		}
+	}
+	if err := o.check(shape); err != nil {
 		return sub, err
 	}
 	if sub.Topic, err = subscriptionTopic(o, topic); err != nil {

@@ -126,6 +126,9 @@ type DeliveryStatus struct {
 	// (docs/design.md#probation), only
 	// while it is on probation.
 	ProbationUntil string `json:"probationUntil,omitempty"`
+	// PausedSince is when the subscription's delivery was paused
+	// (docs/delivery.md#pause-and-resume), only while it is paused.
+	PausedSince string `json:"pausedSince,omitempty"`
 	// Queue, when set, replaces all of the above with a queue
 	// subscription's status.
 	Queue *QueueStatus `json:"-"`
@@ -134,6 +137,8 @@ type DeliveryStatus struct {
 // The states of a deliveryStatus, the first that holds
 // (docs/console.md#delivery-status).
 const (
+	StatePaused      = "Paused"
+	StateNoReceiver  = "NoReceiver"
 	StateOnProbation = "OnProbation"
 	StateFailing     = "Failing"
 	StateRetrying    = "Retrying"

@@ -24,16 +24,20 @@ type QueueInfo struct {
 
 // QueueStatus is a queue subscription's deliveryStatus: its state, the
 // events it holds (Available to receive now, Locked by a receiver, Delayed
-// by a release), its totals, when the earliest delayed event becomes
-// available and when the broker accepted the oldest held.
+// by a release), the receives waiting for events now, its totals, when
+// the earliest delayed event becomes available, when the broker accepted
+// the oldest held, when the last receive came and since when it is paused.
 type QueueStatus struct {
-	State     string `json:"state"`
-	Available int    `json:"available"`
-	Locked    int    `json:"locked"`
-	Delayed   int    `json:"delayed"`
+	State            string `json:"state"`
+	Available        int    `json:"available"`
+	Locked           int    `json:"locked"`
+	Delayed          int    `json:"delayed"`
+	ReceiversWaiting int    `json:"receiversWaiting"`
 	DeliveryTotals
 	NextAttemptTime  string `json:"nextAttemptTime,omitempty"`
 	OldestQueuedTime string `json:"oldestQueuedTime,omitempty"`
+	LastReceiveTime  string `json:"lastReceiveTime,omitempty"`
+	PausedSince      string `json:"pausedSince,omitempty"`
 }
 
 // MarshalJSON writes a queue subscription's counts when Queue is set, and

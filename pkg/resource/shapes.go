@@ -50,31 +50,8 @@ var (
 		readOnly:   []string{"systemData"},
 		readOnlyOf: []any{Subscription{}},
 	})
-	subscriptionPropertiesShape = newShape(shapeSpec{
-		names: []string{"topic", "topicName", "eventDeliverySchema", "destination", "filter", "retryPolicy",
-			"deadLetterDestination", "persistencePolicy", "deliveryPolicy", "deliveryConfiguration", "filtersConfiguration"},
-		readOnly:   []string{"provisioningState"},
-		readOnlyOf: []any{SubscriptionProperties{}},
-		unsupported: map[string]string{
-			"expirationTimeUtc":              "subscriptions do not expire here; delete the subscription when it is no longer wanted",
-			"labels":                         "subscriptions have no labels here",
-			"deliveryWithResourceIdentity":   noIdentity,
-			"deadLetterWithResourceIdentity": "managed identities do not exist at the edge; give deadLetterDestination with the storage account's connectionString",
-		},
-		misplaced: map[string]string{
-			"endpointType":                  "it belongs in properties.destination",
-			"endpointUrl":                   "it belongs in properties.destination.properties",
-			"maxEventsPerBatch":             "it belongs in properties.destination.properties",
-			"preferredBatchSizeInKilobytes": "it belongs in properties.destination.properties",
-			"includedEventTypes":            "it belongs in properties.filter",
-			"subjectBeginsWith":             "it belongs in properties.filter",
-			"subjectEndsWith":               "it belongs in properties.filter",
-			"advancedFilters":               "it belongs in properties.filter",
-			"maxDeliveryAttempts":           "it belongs in properties.retryPolicy",
-			"eventExpiryInMinutes":          "it belongs in properties.retryPolicy",
-			"eventTimeToLiveInMinutes":      "it belongs in properties.retryPolicy",
-		},
-	})
+	subscriptionPropertiesShape         = newShape(subscriptionProperties(false))
+	declaredSubscriptionPropertiesShape = newShape(subscriptionProperties(true))
 
 	retryPolicyShape = newShape(shapeSpec{
 		names:      []string{"maxDeliveryAttempts", "eventExpiryInMinutes", "eventTimeToLiveInMinutes", "schedule"},
@@ -185,3 +162,40 @@ var destinationShapes = func() map[eventgrid.EndpointType]*shape {
 	}
 	return shapes
 }()
+
+// subscriptionProperties is the shape of a subscription's properties: over
+// the REST API, or, when declared, in a declaration, which may also state
+// paused (docs/live-config.md#the-declaration).
+func subscriptionProperties(declared bool) shapeSpec {
+	spec := shapeSpec{
+		names: []string{"topic", "topicName", "eventDeliverySchema", "destination", "filter", "retryPolicy",
+			"deadLetterDestination", "persistencePolicy", "deliveryPolicy", "deliveryConfiguration", "filtersConfiguration"},
+		readOnly:   []string{"provisioningState"},
+		readOnlyOf: []any{SubscriptionProperties{}},
+		unsupported: map[string]string{
+			"expirationTimeUtc":              "subscriptions do not expire here; delete the subscription when it is no longer wanted",
+			"labels":                         "subscriptions have no labels here",
+			"deliveryWithResourceIdentity":   noIdentity,
+			"deadLetterWithResourceIdentity": "managed identities do not exist at the edge; give deadLetterDestination with the storage account's connectionString",
+		},
+		misplaced: map[string]string{
+			"endpointType":                  "it belongs in properties.destination",
+			"endpointUrl":                   "it belongs in properties.destination.properties",
+			"maxEventsPerBatch":             "it belongs in properties.destination.properties",
+			"preferredBatchSizeInKilobytes": "it belongs in properties.destination.properties",
+			"includedEventTypes":            "it belongs in properties.filter",
+			"subjectBeginsWith":             "it belongs in properties.filter",
+			"subjectEndsWith":               "it belongs in properties.filter",
+			"advancedFilters":               "it belongs in properties.filter",
+			"maxDeliveryAttempts":           "it belongs in properties.retryPolicy",
+			"eventExpiryInMinutes":          "it belongs in properties.retryPolicy",
+			"eventTimeToLiveInMinutes":      "it belongs in properties.retryPolicy",
+		},
+	}
+	if declared {
+		spec.names = append(spec.names, "paused")
+	} else {
+		spec.unsupported["paused"] = "a subscription the REST API manages is paused with POST …/eventSubscriptions/{name}:pause and resumed with :resume (docs/api.md#actions); only a declaration states paused"
+	}
+	return spec
+}

@@ -33,6 +33,9 @@ var comparisons = []comparison{
 	// Pull against push with the same conversion to CloudEvents: what the
 	// receive and acknowledge cost beyond push delivery, on the same bar.
 	{name: "g/bc", of: "g", against: "bc", cpu: true, target: 1.2, aside: true},
+	// A redrive of the events given up on costs no more than publishing
+	// them (docs/delivery.md#redrive).
+	{name: "m/mp", of: "m", against: "mp", cpu: true, target: 1.0},
 }
 
 func (c comparison) met(ratio float64) bool {

@@ -65,6 +65,12 @@
 //	   reports the connections the receiver accepted and the time until
 //	   every delivery arrived (every event within 1 s is its target);
 //	   only when asked for
+//	m  redrive against publish: -redrive-events events (100,000) given up
+//	   on by a subscriber that answers 503 (one attempt allowed), then,
+//	   the subscriber fixed, one :redrive of them all (m), and as many
+//	   published afresh on the same broker (mp), both delivered in batches
+//	   of 50; m's broker CPU per 1,000 events must be at most mp's. Only
+//	   when asked for
 //
 // a and b publish for -duration (or -events), c and d publish
 // -fanout-events, all with -publishers closed-loop publishers.

@@ -77,7 +77,7 @@ func main() {
 		env       = envFlag{}
 	)
 	flag.StringVar(&s.bin, "broker", "", "broker binary to run (default: build ./module into a temporary directory)")
-	flag.StringVar(&scenarios, "scenarios", "a,ar,b,br,c,d,e,f", "scenarios to run, comma-separated (also bc, g, h, i, j, k and l)")
+	flag.StringVar(&scenarios, "scenarios", "a,ar,b,br,c,d,e,f", "scenarios to run, comma-separated (also bc, g, h, i, j, k, l and m)")
 	flag.IntVar(&s.size, "size", 1024, "bytes per event, as published")
 	flag.IntVar(&s.publishers, "publishers", 6, "concurrent publishers (closed loop) in a-e")
 	flag.DurationVar(&s.duration, "duration", 10*time.Second, "publishing time of a, b and f")
@@ -99,6 +99,7 @@ func main() {
 	flag.IntVar(&s.chaos.batch, "chaos-batch", 10, "maxEventsPerBatch of h's batched subscriptions")
 	flag.Uint64Var(&s.chaos.seed, "seed", 1, "seed of h's fault draws")
 	flag.DurationVar(&s.crowdWait, "crowd-wait", 3*time.Minute, "in l, give up waiting for deliveries when none has arrived for this long (a sender that waits out its delivery timeout stays silent for a minute)")
+	flag.Int64Var(&s.redriveEvents, "redrive-events", 100000, "events given up on, then redriven, then published afresh in m")
 	flag.IntVar(&s.consoleRounds, "console-rounds", 2, "how many times i runs b's flow without, then with, the console open")
 	flag.IntVar(&rounds, "rounds", 1, "run the scenarios this many times over, in turn; the ratios between them (a/ar, b/br, g/b) are reported for each round and as their median")
 	flag.Var(env, "env", "extra broker environment KEY=VALUE for every scenario (repeatable), e.g. -env GOGC=200")
@@ -120,6 +121,8 @@ func run(s *settings, scenarios, out string, rounds int) error {
 		return fmt.Errorf("-duration must be positive")
 	case s.chaos.events < 1, s.chaos.subs < 1, s.chaos.batch < 1:
 		return fmt.Errorf("-chaos-events, -chaos-subs and -chaos-batch must be positive")
+	case s.redriveEvents < 1:
+		return fmt.Errorf("-redrive-events must be positive")
 	case s.consoleRounds < 1, rounds < 1:
 		return fmt.Errorf("-console-rounds and -rounds must be at least 1")
 	}
@@ -156,10 +159,10 @@ func run(s *settings, scenarios, out string, rounds int) error {
 	for _, name := range strings.Split(scenarios, ",") {
 		switch name = strings.TrimSpace(name); name {
 		case "":
-		case "a", "ar", "b", "br", "bc", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l":
+		case "a", "ar", "b", "br", "bc", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m":
 			names = append(names, name)
 		default:
-			return fmt.Errorf("unknown scenario %q (want a-l, ar, br or bc)", name)
+			return fmt.Errorf("unknown scenario %q (want a-m, ar, br or bc)", name)
 		}
 	}
 	var ratios []map[string]float64
@@ -175,6 +178,8 @@ func run(s *settings, scenarios, out string, rounds int) error {
 				results = append(results, s.scenarioH()...)
 			case "i":
 				results = append(results, s.scenarioI()...)
+			case "m":
+				results = append(results, s.scenarioM()...)
 			default:
 				r := s.scenario(name, c9)
 				if name == "c" {

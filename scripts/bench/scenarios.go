@@ -33,6 +33,8 @@ type settings struct {
 	// crowdWait is how long l waits with nothing arriving before it
 	// gives up.
 	crowdWait time.Duration
+	// redriveEvents is how many events m gives up on and redrives.
+	redriveEvents int64
 }
 
 // result is one scenario's figures.

@@ -54,6 +54,10 @@ type Engine struct {
 	// epoch is the origin of the int64 nanosecond due times queue items
 	// keep: they cannot wrap in any uptime.
 	epoch time.Time
+	// wallBase is the epoch's wall-clock time in Unix nanoseconds, moved
+	// when the wall clock is found stepped against the monotonic one
+	// (see wall).
+	wallBase atomic.Int64
 
 	mu     sync.RWMutex
 	queues map[uint64]*queue // by subscription UID
@@ -120,6 +124,7 @@ func New(opts Options, sender Sender, metrics outcome.Metrics, logger zerolog.Lo
 		parkMax:     opts.MaxParked,
 		slots:       make([]*worker, opts.MaxConcurrent),
 	}
+	e.wallBase.Store(e.epoch.UnixNano())
 	e.sched.Lock()
 	for i := range e.slots {
 		e.startWorkerLocked(i)

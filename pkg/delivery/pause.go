@@ -129,14 +129,19 @@ func (e *Engine) Purge(sub *eventgrid.EventSubscription) (purged int, ok bool) {
 	return purged, true
 }
 
-// wall returns the time ns (since Engine.epoch) stands for, as a clock read
-// at now would show it. The engine keeps due times as monotonic durations
-// since its epoch; adding one to the epoch gives the epoch's wall clock
-// plus the elapsed monotonic time, which drifts from the wall clock as the
-// system adjusts it (milliseconds over hours), so that the same moment
-// would read differently in a peek and in the outcome stream, which shows
-// the times it computed from a clock read. Reading relative to now, one
-// clock read, keeps them equal.
+// wall returns the wall-clock time ns (since Engine.epoch) stands for.
+// The engine keeps due times as monotonic durations since its epoch, and
+// every view of one (a peek, the outcome stream, a given-up entry) turns
+// it into a time the same way, from the epoch's wall-clock time, so that
+// the same moment reads the same everywhere. A wall clock stepped since
+// (a gateway's clock set by NTP after it booted, say), found when now
+// disagrees by more than a millisecond, moves that base once, so that
+// times keep agreeing with the clock that stamps acceptances.
 func (e *Engine) wall(ns int64, now time.Time) time.Time {
-	return now.Add(time.Duration(ns - e.nanos(now)))
+	base := e.wallBase.Load()
+	if skew := now.UnixNano() - (base + e.nanos(now)); skew > int64(time.Millisecond) || skew < -int64(time.Millisecond) {
+		base += skew
+		e.wallBase.Store(base)
+	}
+	return time.Unix(0, base+ns)
 }

@@ -207,7 +207,7 @@ async function atLastAttempt(ctx, s) {
     let n = 0;
     for (const it of a?.value || []) {
       const d = it.deliveryState || {};
-      const limit = f.attemptLimit(s, d.maxDeliveryAttempts ?? d.maxDeliveryCount);
+      const limit = f.attemptLimit(s, d.maxAttempts);
       if (!limit || !/^backoff|^scheduled$|^delayed$/.test(d.queue || '')) continue;
       if ((d.attempts || 0) + 1 >= limit) n++;
     }

@@ -177,7 +177,7 @@ export async function optional(p, query) {
 }
 
 // stream reads a Server-Sent Events answer with fetch(), which, unlike
-// EventSource, can send the aeg-sas-key header. onEvent(name, data) is
+// EventSource, can send the aeg-sas-key header. onEvent(name, data, id) is
 // called for each event, onOpen() once the answer's headers arrived. It
 // resolves when the stream ends and throws ApiError when the broker refuses
 // it.
@@ -194,12 +194,15 @@ export async function stream(p, {onEvent, onOpen, signal}) {
 }
 
 // sseParser returns a function fed the stream's text in pieces, which
-// calls onEvent(name, data) for every complete event, as the HTML
+// calls onEvent(name, data, id) for every complete event, as the HTML
 // standard's event stream format defines them: data lines joined with \n,
-// comments skipped, "message" when no event name was given.
+// comments skipped, "message" when no event name was given, id the event's
+// own id field ("" when it has none: the last event ID is not carried
+// over, as the page does not resume streams by it).
 export function sseParser(onEvent) {
   let buf = '';
   let name = '';
+  let id = '';
   let data = [];
   return function feed(text) {
     buf += text;
@@ -211,8 +214,9 @@ export function sseParser(onEvent) {
       const line = buf.slice(0, m.index);
       buf = buf.slice(m.index + m[0].length);
       if (line === '') {
-        if (data.length) onEvent(name || 'message', data.join('\n'));
+        if (data.length) onEvent(name || 'message', data.join('\n'), id);
         name = '';
+        id = '';
         data = [];
         continue;
       }
@@ -223,6 +227,7 @@ export function sseParser(onEvent) {
       if (value.startsWith(' ')) value = value.slice(1);
       if (field === 'event') name = value;
       else if (field === 'data') data.push(value);
+      else if (field === 'id') id = value;
     }
   };
 }

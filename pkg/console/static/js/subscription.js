@@ -184,7 +184,7 @@ function peekList(a, sub, open) {
       const d = item.deliveryState || {};
       const ev = eventSummary(item.event);
       const key = 'p:' + ev.id + ':' + d.enqueuedTime;
-      const limit = f.attemptLimit(sub, d.maxDeliveryAttempts ?? d.maxDeliveryCount);
+      const limit = f.attemptLimit(sub, d.maxAttempts);
       const tries = f.attempts(d.attempts, limit, queue);
       const next = d.nextAttemptTime ? nextWords(d.queue) + ' ' + f.ago(d.nextAttemptTime) + ' (' + f.stamp(d.nextAttemptTime) + ')' : '';
       const own = f.eventTime(item.event);
@@ -227,7 +227,7 @@ function failureList(a, sub, open, ctx) {
       'Redrive puts events back on this subscription only, as if newly published.'}),
     h('ul', {class: 'rows failures'}, value.map((item) => {
       const key = 'f:' + item.eventId + ':' + item.time;
-      const limit = f.attemptLimit(sub, item.maxDeliveryAttempts ?? item.maxDeliveryCount);
+      const limit = f.attemptLimit(sub, item.maxAttempts);
       const tries = f.attempts(item.attempts, limit, queue);
       const own = f.eventTime(item.event);
       const ev = eventSummary(item.event);

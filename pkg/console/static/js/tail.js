@@ -86,7 +86,7 @@ export class Tail {
             this.showCount();
             this.setStatus(this.paused ? 'paused' : 'live', this.paused ? 'paused' : 'live');
           },
-          onEvent: (name, data) => this.receive(name, data),
+          onEvent: (name, data, id) => this.receive(name, data, id),
         });
         if (this.stopped || this.ended) return;
         if (this.reopen(opened)) continue;
@@ -133,7 +133,10 @@ export class Tail {
     return true;
   }
 
-  receive(name, data) {
+  // receive shows one event of the stream; id, when the broker gives one,
+  // is the time it accepted the event, which the page shows rather than
+  // the time the page received it, so that every panel agrees.
+  receive(name, data, id) {
     if (name === 'deleted') {
       this.ended = true;
       this.setStatus('deleted', 'off');
@@ -159,7 +162,10 @@ export class Tail {
       value = data;
     }
     const item = make(value);
-    if (item) this.add(item);
+    if (!item) return;
+    const at = id ? new Date(id) : null;
+    if (at && !isNaN(at)) item.at = item.at || at;
+    this.add(item);
   }
 
   add(item) {

@@ -110,10 +110,10 @@ export const isQueue = (sub) => Boolean(sub?.properties?.deliveryConfiguration);
 // state returns the subscription's state as the page shows it: the
 // broker's when it reports one, else one read from the counts it has always
 // reported. A queue subscription whose events nobody receives is not
-// "Delivering": it is "AwaitingReceiver" unless some are locked (being
-// received), a receiver waits for events, or one received in the last
-// minute (receiversWaiting and lastReceiveTime, where the broker reports
-// them).
+// "Delivering": it is "NoReceiver", as the broker says itself, unless some
+// are locked (being received), a receiver waits for events, or one
+// received in the last minute; a broker that does not say it is read so
+// from receiversWaiting and lastReceiveTime, where it reports them.
 export function state(sub, now = Date.now()) {
   const ds = sub?.properties?.deliveryStatus;
   if (!ds) return 'Unknown';
@@ -128,15 +128,15 @@ export function state(sub, now = Date.now()) {
   }
   if (st === 'Delivering' && isQueue(sub) && !(ds.locked > 0) && !(ds.receiversWaiting > 0) &&
       !(Date.parse(ds.lastReceiveTime) > now - 60000)) {
-    return 'AwaitingReceiver';
+    return 'NoReceiver';
   }
   return st;
 }
 
 // severity orders states, the most urgent first.
-export const severity = {Failing: 0, OnProbation: 1, Retrying: 2, AwaitingReceiver: 3, Paused: 4, Delivering: 5, Idle: 6, Unknown: 7};
+export const severity = {Failing: 0, OnProbation: 1, Retrying: 2, NoReceiver: 3, Paused: 4, Delivering: 5, Idle: 6, Unknown: 7};
 
-export const stateLabel = {OnProbation: 'On probation', AwaitingReceiver: 'Awaiting receiver'};
+export const stateLabel = {OnProbation: 'On probation', NoReceiver: 'Awaiting receiver'};
 
 // failing is true for the states shown in red.
 export const failing = (st) => st === 'Failing' || st === 'OnProbation';

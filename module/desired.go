@@ -173,5 +173,8 @@ func readyDetail(st []desired.SourceStatus) any {
 	return st
 }
 
-// readyDetail is what /readyz shows of the sources' status.
-func (d *declared) readyDetail() any { return readyDetail(d.rec.Status()) }
+// Ready implements api.Readiness: each source has been applied once.
+func (d *declared) Ready() bool { return d.rec.Ready() }
+
+// ReadyDetail implements api.Readiness: the sources' status.
+func (d *declared) ReadyDetail() any { return readyDetail(d.rec.Status()) }

@@ -196,26 +196,28 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	// first, so that a new subscription's record is there before its
 	// queue.
 	obs := observers{b.board, b.dispatcher, out.hooks, out.queues, b.deadLetters, &b.reconciler}
-	apiOpts := apiOptions(cfg)
-	apiOpts.Authenticator = sec.auth
-	apiOpts.Status = b.dispatcher
-	apiOpts.Queues = b.pulled
-	apiOpts.Board, apiOpts.Held = b.board, b.dispatcher
-	apiOpts.Admitter = b.dispatcher
+	svc := api.Services{
+		Authenticator: sec.auth,
+		Admitter:      b.dispatcher,
+		Status:        b.dispatcher,
+		Queues:        b.pulled,
+		Board:         b.board,
+		Held:          b.dispatcher,
+	}
 	if cfg.ConsoleEnabled {
-		apiOpts.Console = console.New()
+		svc.Console = console.New()
 	}
 	if rep != nil {
 		rep.Collect(b.engine.Stats)
 		rep.CollectHeld(b.dispatcher.Holdings)
 		rep.CollectQueues(b.pulled.Stats)
 		obs = append(obs, rep)
-		apiOpts.Metrics = rep
+		svc.Metrics = rep
 	}
 	if prom != nil {
 		// /metrics is served on the API's listeners behind the API's
 		// authentication, as the original module served it.
-		apiOpts.MetricsHandler = prom.Handler()
+		svc.MetricsHandler = prom.Handler()
 	}
 	regOpts := registryOptions(cfg)
 	regOpts.Handshake = out.hooks.Handshake
@@ -227,8 +229,9 @@ func newBroker(cfg config.Config, out *senders, rep reporter, prom *metrics.Prom
 	b.reconciler.Store(b.declared.rec)
 	// /readyz asks the declared configuration's sources and shows their
 	// status.
-	apiOpts.Ready, apiOpts.ReadyDetail = b.declared.rec.Ready, b.declared.readyDetail
-	b.api = api.New(apiOpts, b.registry, registry.NewRouter(b.registry, b.dispatcher), log)
+	svc.Readiness = b.declared
+	svc.Resources, svc.Publisher = b.registry, registry.NewRouter(b.registry, b.dispatcher)
+	b.api = api.New(apiOptions(cfg), svc, log)
 	return b, nil
 }
 

@@ -57,7 +57,7 @@ func (s *Server) actionSubscription(c echo.Context) (*eventgrid.EventSubscriptio
 	if sub.Owner.Declared() {
 		return nil, eventgrid.OwnerConflict(fmt.Sprintf("Event subscription %q of topic %q", sub.Name, sub.Topic), sub.Owner, eventgrid.Owner{})
 	}
-	if s.opts.Held == nil {
+	if s.svc.Held == nil {
 		return nil, noRoute()
 	}
 	return sub, nil
@@ -66,7 +66,7 @@ func (s *Server) actionSubscription(c echo.Context) (*eventgrid.EventSubscriptio
 // acted counts an action that events moved and starts its log line, which
 // the caller completes and sends.
 func (s *Server) acted(sub *eventgrid.EventSubscription, action string, events int) *zerolog.Event {
-	if m, ok := s.opts.Metrics.(ActionMetrics); ok {
+	if m, ok := s.svc.Metrics.(ActionMetrics); ok {
 		m.Acted(sub, action, events)
 	}
 	return s.log.Info().Str("topic", sub.Topic).Str("subscription", sub.Name).Str("action", action)
@@ -79,7 +79,7 @@ func (s *Server) retryNow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	moved, atLast, ok := s.opts.Held.RetryNow(sub)
+	moved, atLast, ok := s.svc.Held.RetryNow(sub)
 	if !ok {
 		return vanished(sub)
 	}
@@ -108,7 +108,7 @@ func (s *Server) pause(paused bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		since, ok := s.opts.Held.Pause(sub, paused)
+		since, ok := s.svc.Held.Pause(sub, paused)
 		if !ok {
 			return vanished(sub)
 		}
@@ -128,7 +128,7 @@ func (s *Server) purge(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, ok := s.opts.Held.Purge(sub)
+	n, ok := s.svc.Held.Purge(sub)
 	if !ok {
 		return vanished(sub)
 	}
@@ -167,10 +167,10 @@ func (s *Server) redrive(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.opts.Board == nil {
+	if s.svc.Board == nil {
 		return noRoute()
 	}
-	rec := s.opts.Board.Subscription(sub.UID)
+	rec := s.svc.Board.Subscription(sub.UID)
 	if rec == nil {
 		return vanished(sub)
 	}
@@ -179,7 +179,7 @@ func (s *Server) redrive(c echo.Context) error {
 	for i := range picked {
 		bodies[i] = picked[i].Body
 	}
-	if err := s.opts.Held.Redrive(c.Request().Context(), sub, bodies); err != nil {
+	if err := s.svc.Held.Redrive(c.Request().Context(), sub, bodies); err != nil {
 		rec.UnclaimRedrive(picked)
 		if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
 			return s.queueFull(err)

@@ -17,7 +17,7 @@ import (
 func TestPublish_AdmitBeforeReading(t *testing.T) {
 	var full atomic.Bool
 	var asked atomic.Int64
-	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
+	ts := MustOpenServer(t, withServices(func(o *api.Services) {
 		o.Admitter = admitFunc(func(_ context.Context, n int64) bool { asked.Store(n); return !full.Load() })
 	}))
 	ts.MustPutTopic(t, "t", "")
@@ -46,7 +46,7 @@ func TestPublish_AdmitBeforeReading(t *testing.T) {
 // TestPublish_NoSubscriptionsNeverFull: a topic without subscriptions queues
 // nothing, so a full broker does not refuse it.
 func TestPublish_NoSubscriptionsNeverFull(t *testing.T) {
-	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
+	ts := MustOpenServer(t, withServices(func(o *api.Services) {
 		o.Admitter = admitFunc(func(context.Context, int64) bool { return false })
 	}))
 	ts.MustPutTopic(t, "empty", "")

@@ -44,10 +44,10 @@ const DefaultAuthFailureLogInterval = 10 * time.Second
 func (s *Server) authorize(r *rule) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if s.opts.Authenticator == nil {
+			if s.svc.Authenticator == nil {
 				return next(c)
 			}
-			g, reason, err := s.opts.Authenticator.Check(c.Request())
+			g, reason, err := s.svc.Authenticator.Check(c.Request())
 			if err == nil {
 				if g.HoldsAll() {
 					return next(c)
@@ -68,7 +68,7 @@ func (s *Server) refuse(c echo.Context, reason string, err error) error {
 	if errors.As(err, &k) {
 		kind = k.AuthFailureReason()
 	}
-	s.opts.Metrics.AuthFailed(kind)
+	s.svc.Metrics.AuthFailed(kind)
 	var denied *auth.Denied
 	forbidden := errors.As(err, &denied)
 	if suppressed, ok := s.authLog.allow(time.Now()); ok {

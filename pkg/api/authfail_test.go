@@ -57,8 +57,8 @@ func TestAuthFailures_CountedAndLogRateLimited(t *testing.T) {
 			m := &authMetrics{counts: map[string]int{}}
 			logs := &logbuf.Buffer{}
 			opts := api.DefaultOptions()
-			opts.Authenticator, opts.Metrics, opts.AuthFailureLogInterval = tt.authn, m, time.Hour
-			srv := newServer(opts, zerolog.New(logs))
+			opts.AuthFailureLogInterval = time.Hour
+			srv := newServer(opts, api.Services{Authenticator: tt.authn, Metrics: m}, zerolog.New(logs))
 			addr, err := srv.Open("127.0.0.1:0", nil)
 			if err != nil {
 				t.Fatal(err)

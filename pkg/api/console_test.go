@@ -16,7 +16,7 @@ func TestConsoleRoute(t *testing.T) {
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "page "+r.Method+" "+r.URL.Path)
 	})
-	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
+	ts := MustOpenServer(t, withServices(func(o *api.Services) {
 		o.Console = page
 		o.Authenticator = auth.New(auth.Options{SASKeysEnabled: true, Key1: "a2V5LW9uZS0xMjM0NTY3ODkwMTIzNDU2"})
 	}))

@@ -108,7 +108,7 @@ func TestTopicEndpoint_PrefersHTTPSListener(t *testing.T) {
 	ca := testpki.NewCA(t, "ca")
 	cert := ca.Issue(t, "eventgridmodule", []string{"eventgridmodule"}, []net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(time.Hour))
 	opts := api.DefaultOptions()
-	srv := newServer(opts, zerolog.Nop())
+	srv := newServer(opts, api.Services{}, zerolog.Nop())
 	plain, err := srv.Open("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -45,6 +45,7 @@ type testServer struct {
 // change it.
 type serverConfig struct {
 	api      api.Options
+	svc      api.Services
 	registry registry.Options
 }
 
@@ -53,6 +54,12 @@ type serverOption func(*serverConfig)
 // withAPI changes the API options.
 func withAPI(f func(*api.Options)) serverOption {
 	return func(c *serverConfig) { f(&c.api) }
+}
+
+// withServices changes the API's services beyond the registry and the
+// recording publisher.
+func withServices(f func(*api.Services)) serverOption {
+	return func(c *serverConfig) { f(&c.svc) }
 }
 
 // withRegistry changes the registry options.
@@ -76,7 +83,8 @@ func MustOpenServer(tb testing.TB, opts ...serverOption) *testServer {
 		Client:   &http.Client{Timeout: 10 * time.Second},
 	}
 	ts.Registry = registry.New(cfg.registry, ts.Observer)
-	srv := api.New(cfg.api, ts.Registry, registry.NewRouter(ts.Registry, ts.Recorder), zerolog.Nop())
+	cfg.svc.Resources, cfg.svc.Publisher = ts.Registry, registry.NewRouter(ts.Registry, ts.Recorder)
+	srv := api.New(cfg.api, cfg.svc, zerolog.Nop())
 	ts.Server = srv
 	addr, err := srv.Open("127.0.0.1:0", nil)
 	if err != nil {
@@ -265,8 +273,9 @@ func jsonText(tb testing.TB, v any) string {
 }
 
 // newServer is an API server over a fresh registry whose publications are
-// recorded and dropped.
-func newServer(opts api.Options, log zerolog.Logger) *api.Server {
+// recorded and dropped, with svc's other services.
+func newServer(opts api.Options, svc api.Services, log zerolog.Logger) *api.Server {
 	reg := registry.New(registry.DefaultOptions(), &mock.SubscriptionObserver{})
-	return api.New(opts, reg, registry.NewRouter(reg, &mock.Recorder{}), log)
+	svc.Resources, svc.Publisher = reg, registry.NewRouter(reg, &mock.Recorder{})
+	return api.New(opts, svc, log)
 }

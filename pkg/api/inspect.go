@@ -62,10 +62,10 @@ func (s *Server) peek(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.opts.Held == nil {
+	if s.svc.Held == nil {
 		return noRoute()
 	}
-	p, ok := s.opts.Held.Peek(sub, top)
+	p, ok := s.svc.Held.Peek(sub, top)
 	if !ok {
 		return vanished(sub)
 	}
@@ -198,7 +198,7 @@ func (s *Server) topicHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec := s.opts.Board.Topic(t.Name)
+	rec := s.svc.Board.Topic(t.Name)
 	if rec == nil {
 		return eventgrid.Errorf(eventgrid.ETopicNotFound, "Topic %q does not exist.", t.Name)
 	}
@@ -236,7 +236,7 @@ func (s *Server) subRecord(c echo.Context) (*inspect.Sub, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := s.opts.Board.Subscription(sub.UID)
+	rec := s.svc.Board.Subscription(sub.UID)
 	if rec == nil {
 		return nil, vanished(sub)
 	}
@@ -247,8 +247,8 @@ func (s *Server) subRecord(c echo.Context) (*inspect.Sub, error) {
 // keeps them.
 func (s *Server) topicResponse(t eventgrid.Topic, base string) resource.Topic {
 	r := resource.NewTopic(t, s.opts.IDPrefix, base)
-	if s.opts.Board != nil {
-		if rec := s.opts.Board.Topic(t.Name); rec != nil {
+	if s.svc.Board != nil {
+		if rec := s.svc.Board.Topic(t.Name); rec != nil {
 			st := rec.Stats()
 			r.Properties.Stats = &resource.TopicStats{Received: st.Received, Unmatched: st.Unmatched,
 				PublishRequestsRefused: st.PublishRequestsRefused, LastReceivedTime: inspect.FormatTime(st.LastReceived)}

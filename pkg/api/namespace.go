@@ -194,7 +194,7 @@ func (s *Server) queueSubscription(c echo.Context) (*eventgrid.EventSubscription
 	if !sub.IsQueue() {
 		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "Event subscription %q of topic %q delivers by push; receive, acknowledge, release, reject and renewLock apply to subscriptions whose deliveryConfiguration.deliveryMode is Queue.", sub.Name, sub.Topic)
 	}
-	if s.opts.Queues == nil {
+	if s.svc.Queues == nil {
 		return nil, eventgrid.Errorf(eventgrid.EUnavailable, "Queue subscriptions are not available.")
 	}
 	return sub, nil
@@ -262,13 +262,13 @@ func (s *Server) settle(kind string) echo.HandlerFunc {
 		var res pull.Result
 		switch kind {
 		case pull.SettleAcknowledge:
-			res, err = s.opts.Queues.Acknowledge(sub, tokens)
+			res, err = s.svc.Queues.Acknowledge(sub, tokens)
 		case pull.SettleRelease:
-			res, err = s.opts.Queues.Release(sub, tokens, delay)
+			res, err = s.svc.Queues.Release(sub, tokens, delay)
 		case pull.SettleReject:
-			res, err = s.opts.Queues.Reject(sub, tokens)
+			res, err = s.svc.Queues.Reject(sub, tokens)
 		default:
-			res, err = s.opts.Queues.RenewLocks(sub, tokens)
+			res, err = s.svc.Queues.RenewLocks(sub, tokens)
 		}
 		if err != nil {
 			return err

@@ -132,9 +132,7 @@ func fuzzNamespace(f *testing.F) (http.Handler, *registry.Registry) {
 	if _, _, err := reg.PutTopic(context.Background(), eventgrid.Topic{Name: "t", InputSchema: eventgrid.CloudEventSchemaV1_0}); err != nil {
 		f.Fatal(err)
 	}
-	o := api.DefaultOptions()
-	o.Queues = store
-	srv := api.New(o, reg, registry.NewRouter(reg, d), zerolog.Nop())
+	srv := api.New(api.DefaultOptions(), api.Services{Resources: reg, Publisher: registry.NewRouter(reg, d), Queues: store}, zerolog.Nop())
 	return srv.Handler(), reg
 }
 

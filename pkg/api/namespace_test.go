@@ -38,7 +38,7 @@ func newQueueServer(t testing.TB, o pull.Options, opts ...serverOption) *queueSe
 	t.Helper()
 	store := pull.New(o, zerolog.Nop())
 	t.Cleanup(func() { _ = store.Close(context.Background()) })
-	ts := MustOpenServer(t, append([]serverOption{withAPI(func(o *api.Options) { o.Queues = store })}, opts...)...)
+	ts := MustOpenServer(t, append([]serverOption{withServices(func(o *api.Services) { o.Queues = store })}, opts...)...)
 	ts.Observer.PutFn = store.SubscriptionPut
 	ts.Observer.DeletedFn = store.SubscriptionDeleted
 	ts.MustPutTopic(t, "t", eventgrid.CloudEventSchemaV1_0)
@@ -324,10 +324,9 @@ func TestClose_CutsSlowReceive(t *testing.T) {
 	store := pull.New(pull.Options{}, zerolog.Nop()) // 60 s locks
 	t.Cleanup(func() { _ = store.Close(context.Background()) })
 	opts := api.DefaultOptions()
-	opts.Queues = store
 	opts.ReceiveGrace = 100 * time.Millisecond
 	reg := queueRegistry(t, store)
-	srv := api.New(opts, reg, registry.NewRouter(reg, &mock.Recorder{}), zerolog.Nop())
+	srv := api.New(opts, api.Services{Resources: reg, Publisher: registry.NewRouter(reg, &mock.Recorder{}), Queues: store}, zerolog.Nop())
 	addr, err := srv.Open("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -23,10 +23,7 @@ func (noBoard) Subscription(uint64) *inspect.Sub { return nil }
 func TestRouteTable_EveryRouteDeclared(t *testing.T) {
 	opts := DefaultOptions()
 	opts.HealthProbe = true
-	opts.MetricsHandler = http.NotFoundHandler()
-	opts.Console = http.NotFoundHandler()
-	opts.Board = noBoard{}
-	s := New(opts, nil, nil, zerolog.Nop())
+	s := New(opts, Services{MetricsHandler: http.NotFoundHandler(), Console: http.NotFoundHandler(), Board: noBoard{}}, zerolog.Nop())
 	declared := map[string]bool{}
 	for _, r := range rules {
 		declared[r.Method+" "+r.echoPath] = true

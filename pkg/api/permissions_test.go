@@ -17,7 +17,7 @@ import (
 func TestRefusals_SayWhatIsAccepted(t *testing.T) {
 	const key = "a2V5LWZvci1yZWZ1c2Fscy0wMTIzNDU2Nzg5"
 	m := &authMetrics{counts: map[string]int{}}
-	ts := MustOpenServer(t, withAPI(func(o *api.Options) {
+	ts := MustOpenServer(t, withServices(func(o *api.Services) {
 		o.Authenticator = auth.New(auth.Options{SASKeysEnabled: true, Key1: key})
 		o.Metrics = m
 	}))

@@ -99,15 +99,15 @@ func (s *Server) publish(c echo.Context, route publishRoute) error {
 // metrics by its answer's status, and in the topic's record.
 func (s *Server) acceptMeasured(c echo.Context, topic eventgrid.Topic, subs eventgrid.Subscribers, route publishRoute, start time.Time) error {
 	var rec *inspect.Topic
-	if s.opts.Board != nil {
-		rec = s.opts.Board.Topic(topic.Name)
+	if s.svc.Board != nil {
+		rec = s.svc.Board.Topic(topic.Name)
 	}
 	received, unmatched, err := s.accept(c, topic, subs, route, start, rec)
 	status := http.StatusOK
 	if err != nil {
 		status = statusOf(err)
 	}
-	s.opts.Metrics.Published(topic.Name, status, time.Since(start), received, unmatched)
+	s.svc.Metrics.Published(topic.Name, status, time.Since(start), received, unmatched)
 	rec.Published(received, unmatched, err != nil, start)
 	return err
 }
@@ -123,7 +123,7 @@ func (s *Server) accept(c echo.Context, topic eventgrid.Topic, subs eventgrid.Su
 	body, release, err := s.readPooledBody(c)
 	if err != nil {
 		if reason := eventgrid.RefusalReason(err); reason != "" {
-			s.opts.Metrics.Rejected(reason)
+			s.svc.Metrics.Rejected(reason)
 		}
 		return 0, 0, err
 	}
@@ -185,8 +185,8 @@ func (s *Server) admit(c echo.Context, topic eventgrid.Topic, subs eventgrid.Sub
 	// The CloudEvents media types and binary mode keep the CloudEvents
 	// rules on every route.
 	req := publishRequest{mode: mode, asOriginal: route.asOriginal() && mt == mediaJSON && !binary}
-	if s.opts.Admitter != nil && subs.Any {
-		if err := s.opts.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)); err != nil {
+	if s.svc.Admitter != nil && subs.Any {
+		if err := s.svc.Admitter.Admit(c.Request().Context(), max(c.Request().ContentLength, 0)); err != nil {
 			if eventgrid.ErrorCode(err) == eventgrid.EQueueFull {
 				err = s.queueFull(err)
 			}

@@ -363,7 +363,7 @@ func TestPublish_BuiltAsCloudEvents(t *testing.T) {
 // test ends, and returns its base URL.
 func openWith(t *testing.T, reg *registry.Registry, pub api.Publisher) string {
 	t.Helper()
-	srv := api.New(api.DefaultOptions(), reg, pub, zerolog.Nop())
+	srv := api.New(api.DefaultOptions(), api.Services{Resources: reg, Publisher: pub}, zerolog.Nop())
 	addr, err := srv.Open("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 
 func TestReadyz(t *testing.T) {
 	var ready atomic.Bool
-	ts := MustOpenServer(t, withAPI(func(o *api.Options) { o.Ready = ready.Load }))
+	ts := MustOpenServer(t, withServices(func(o *api.Services) { o.Readiness = readiness{ready: ready.Load} }))
 	check := func(t *testing.T, path string, want int, status string) {
 		t.Helper()
 		r := ts.doVersion(t, http.MethodGet, path, "", "", nil)
@@ -29,11 +29,10 @@ func TestReadyz(t *testing.T) {
 		check(t, "/ReadyZ", http.StatusOK, "Ready")
 	})
 	t.Run("with the declared configuration's status", func(t *testing.T) {
-		ts := MustOpenServer(t, withAPI(func(o *api.Options) {
-			o.Ready = func() bool { return true }
-			o.ReadyDetail = func() any {
+		ts := MustOpenServer(t, withServices(func(o *api.Services) {
+			o.Readiness = readiness{ready: func() bool { return true }, detail: func() any {
 				return []map[string]any{{"source": "desired_config_file", "skipped": map[string]any{"eventSubscriptions": map[string]string{"hot": "why"}}}}
-			}
+			}}
 		}))
 		r := ts.doVersion(t, http.MethodGet, "/readyz", "", "", nil)
 		mustStatus(t, r, http.StatusOK)
@@ -51,4 +50,19 @@ func TestReadyz(t *testing.T) {
 		r := ts.doVersion(t, http.MethodGet, "/readyz", "", "", nil)
 		mustStatus(t, r, http.StatusNotFound)
 	})
+}
+
+// readiness is an api.Readiness of two functions; detail may be nil.
+type readiness struct {
+	ready  func() bool
+	detail func() any
+}
+
+func (r readiness) Ready() bool { return r.ready() }
+
+func (r readiness) ReadyDetail() any {
+	if r.detail == nil {
+		return nil
+	}
+	return r.detail()
 }

@@ -72,7 +72,7 @@ func (s *Server) waitingReceive(ctx context.Context, sub *eventgrid.EventSubscri
 	defer cancel()
 	stop := context.AfterFunc(s.closing, cancel)
 	defer stop()
-	got, err := s.opts.Queues.Receive(ctx, sub, max, wait)
+	got, err := s.svc.Queues.Receive(ctx, sub, max, wait)
 	if err != nil && s.closing.Err() != nil && errors.Is(err, context.Canceled) {
 		return nil, nil // the broker stops: an empty answer
 	}

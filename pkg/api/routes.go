@@ -25,10 +25,10 @@ func (s *Server) routes() {
 		s.handle(http.MethodGet, "/healthz", s.health)
 		s.handle(http.MethodGet, "/readyz", s.ready)
 	}
-	if s.opts.MetricsHandler != nil {
+	if s.svc.MetricsHandler != nil {
 		// The api-version the docs show on the metrics URL is tolerated,
 		// not required.
-		s.handle(http.MethodGet, "/metrics", echo.WrapHandler(s.opts.MetricsHandler))
+		s.handle(http.MethodGet, "/metrics", echo.WrapHandler(s.svc.MetricsHandler))
 	} else {
 		// Metrics are off by default: say which key turns them on rather
 		// than that the path is unknown (docs/metrics.md).
@@ -67,12 +67,12 @@ func (s *Server) routes() {
 	s.handle(http.MethodPost, "/topics/{topic}/api/events", s.publishCloud, requireAPIVersion(cloudAPIVersions))
 
 	s.namespaceRoutes()
-	if s.opts.Board != nil {
+	if s.svc.Board != nil {
 		s.inspectionRoutes(edge)
 	}
 
-	if s.opts.Console != nil {
-		page := echo.WrapHandler(s.opts.Console)
+	if s.svc.Console != nil {
+		page := echo.WrapHandler(s.svc.Console)
 		for _, p := range []string{consolePath, consolePath + "/*"} {
 			s.handle(http.MethodGet, p, page)
 			s.handle(http.MethodHead, p, page)
@@ -177,14 +177,16 @@ func (s *Server) health(c echo.Context) error {
 func (s *Server) ready(c echo.Context) error {
 	body := map[string]any{"status": "Ready"}
 	status := http.StatusOK
-	if s.opts.Ready != nil && !s.opts.Ready() {
+	r := s.svc.Readiness
+	if r == nil {
+		return c.JSON(status, body)
+	}
+	if !r.Ready() {
 		body = map[string]any{"status": "NotReady", "reason": "the desired configuration has not been applied yet"}
 		status = http.StatusServiceUnavailable
 	}
-	if s.opts.ReadyDetail != nil {
-		if d := s.opts.ReadyDetail(); d != nil {
-			body["desiredConfig"] = d
-		}
+	if d := r.ReadyDetail(); d != nil {
+		body["desiredConfig"] = d
 	}
 	return c.JSON(status, body)
 }

@@ -18,7 +18,8 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 )
 
-// Options configure the API.
+// Options configure the API: plain values, read from the configuration.
+// What the API talks to is its Services.
 type Options struct {
 	// MaxContentLength caps request bodies; larger ones get 413 and are
 	// never read whole.
@@ -43,14 +44,6 @@ type Options struct {
 	// HealthProbe serves GET /healthz (liveness) and GET /readyz
 	// (readiness) when true.
 	HealthProbe bool
-	// Ready, if not nil, says whether the broker is ready for traffic:
-	// /readyz answers 503 while it returns false. Nil means always ready.
-	Ready func() bool
-	// ReadyDetail, if not nil, returns what /readyz shows of the declared
-	// configuration, as its "desiredConfig" member (omitted when nil): the
-	// entries skipped, which someone who only sees the probe must be able
-	// to find.
-	ReadyDetail func() any
 	// RequestTimeout bounds reading a whole request and writing its response.
 	RequestTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers.
@@ -61,42 +54,15 @@ type Options struct {
 	MaxHeaderBytes int
 	// RetryAfter is sent with 503 when the broker's queues are full.
 	RetryAfter time.Duration
-	// Metrics, if not nil, receives publish measurements.
-	Metrics Metrics
-	// MetricsHandler, if not nil, is served at GET /metrics.
-	MetricsHandler http.Handler
-	// Authenticator, if not nil, checks every request but the health probe.
-	Authenticator Authenticator
 	// AuthFailureLogInterval is the least time between two log lines about
 	// refused requests; each line counts the refusals not logged before
 	// it. Zero means DefaultAuthFailureLogInterval.
 	AuthFailureLogInterval time.Duration
-	// Admitter, if not nil, is asked before a publish body is read whether
-	// a request of that many bytes could be queued; it may wait a little
-	// for room, until the request's context is done. When it says no, the
-	// request gets 503 without being read.
-	Admitter Admitter
-	// Status, if not nil, adds the read-only deliveryStatus extension to
-	// subscription responses.
-	Status Status
-	// Queues, if not nil, serves receive and the settlements of queue
-	// subscriptions.
-	Queues Queues
 	// ReceiveGrace is how long Close lets receive answers being written
 	// finish before it cuts them, so that a client reading slowly never
 	// holds the stop; zero means DefaultReceiveGrace, negative cuts them
 	// at once.
 	ReceiveGrace time.Duration
-	// Console, if not nil, serves the console page at /console/
-	// (docs/console.md), without authentication: its files hold no data,
-	// and the page's data calls are authenticated like any client's.
-	Console http.Handler
-	// Board and Held, if not nil, serve the inspection API
-	// (docs/console.md#the-inspection-api): topics' statistics, history,
-	// the events given up on and the live streams from the board; peek
-	// and retry now from Held.
-	Board Board
-	Held  Held
 	// MaxEventStreams bounds the live tails and outcome streams open at
 	// once (api__maxEventStreams); 0 refuses them all.
 	MaxEventStreams int
@@ -112,6 +78,57 @@ type Options struct {
 	// (answered 503 with Connection: close) before it closes it; zero
 	// means DefaultStopGrace, negative closes them at once.
 	StopGrace time.Duration
+}
+
+// Services are the parts of the broker the API serves from. Resources and
+// Publisher are required; each of the others, when nil, leaves out what
+// it serves.
+type Services struct {
+	// Resources are the topics and event subscriptions (the registry);
+	// Publisher takes the published events (the registry's router).
+	Resources Resources
+	Publisher Publisher
+	// Readiness says whether the broker is ready for traffic (/readyz
+	// answers 503 while it is not) and what /readyz shows of the declared
+	// configuration; nil means always ready.
+	Readiness Readiness
+	// Authenticator checks every request of a route that needs a
+	// permission (permissions.go); nil lets every request through.
+	Authenticator Authenticator
+	// Admitter is asked before a publish body is read whether a request
+	// of that many bytes could be queued; it may wait a little for room,
+	// until the request's context is done. When it says no, the request
+	// gets 503 (or 413) without being read.
+	Admitter Admitter
+	// Status adds the read-only deliveryStatus extension to subscription
+	// responses.
+	Status Status
+	// Queues serves receive and the settlements of queue subscriptions.
+	Queues Queues
+	// Board and Held serve the inspection API
+	// (docs/console.md#the-inspection-api): topics' statistics, history,
+	// the events given up on and the live streams from the board; peek
+	// and the operator's actions from Held.
+	Board Board
+	Held  Held
+	// Metrics receives publish measurements; MetricsHandler is served at
+	// GET /metrics.
+	Metrics        Metrics
+	MetricsHandler http.Handler
+	// Console serves the console page at /console/ (docs/console.md),
+	// without authentication: its files hold no data, and the page's data
+	// calls are authenticated like any client's.
+	Console http.Handler
+}
+
+// Readiness is what /readyz asks (the declared configuration's
+// reconciler): whether the broker is ready for traffic, and what to show
+// of it, as the answer's "desiredConfig" member (omitted when nil): the
+// entries skipped, which someone who only sees the probe must be able to
+// find.
+type Readiness interface {
+	Ready() bool
+	ReadyDetail() any
 }
 
 // DefaultPublicHost is the module name Microsoft's documentation addresses
@@ -142,6 +159,7 @@ func DefaultOptions() Options {
 // Open and stop them all with Close.
 type Server struct {
 	opts      Options
+	svc       Services
 	resources Resources
 	publisher Publisher
 	log       zerolog.Logger
@@ -169,9 +187,9 @@ type Server struct {
 
 // New builds the API over the topics and subscriptions it manages and the
 // publisher of the events it accepts. It starts nothing.
-func New(opts Options, res Resources, pub Publisher, logger zerolog.Logger) *Server {
-	if opts.Metrics == nil {
-		opts.Metrics = nopMetrics{}
+func New(opts Options, svc Services, logger zerolog.Logger) *Server {
+	if svc.Metrics == nil {
+		svc.Metrics = nopMetrics{}
 	}
 	if opts.PublicHost == "" {
 		opts.PublicHost = DefaultPublicHost
@@ -194,8 +212,9 @@ func New(opts Options, res Resources, pub Publisher, logger zerolog.Logger) *Ser
 	s := &Server{
 		authLog:   logLimiter{interval: opts.AuthFailureLogInterval},
 		opts:      opts,
-		resources: res,
-		publisher: pub,
+		svc:       svc,
+		resources: svc.Resources,
+		publisher: svc.Publisher,
 		log:       logger.With().Str("component", "api").Logger(),
 	}
 	e := echo.New()

@@ -28,7 +28,7 @@ func (s *Server) topicTail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveStream(c, func() *inspect.Stream { return s.opts.Board.Topic(t.Name).Watch() },
+	return s.serveStream(c, func() *inspect.Stream { return s.svc.Board.Topic(t.Name).Watch() },
 		eventgrid.Errorf(eventgrid.ETopicNotFound, "Topic %q does not exist.", t.Name))
 }
 
@@ -39,7 +39,7 @@ func (s *Server) deliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.serveStream(c, func() *inspect.Stream { return s.opts.Board.Subscription(sub.UID).Watch() },
+	return s.serveStream(c, func() *inspect.Stream { return s.svc.Board.Subscription(sub.UID).Watch() },
 		eventgrid.Errorf(eventgrid.ESubscriptionMissing, "Event subscription %q does not exist in topic %q.", sub.Name, sub.Topic))
 }
 

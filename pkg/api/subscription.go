@@ -93,13 +93,13 @@ func (s *Server) deleteSubscription(c echo.Context) error {
 // when the broker reports one.
 func (s *Server) subscription(sub *eventgrid.EventSubscription) resource.Subscription {
 	r := resource.NewSubscription(sub, s.opts.IDPrefix)
-	if s.opts.Status == nil {
+	if s.svc.Status == nil {
 		return r
 	}
-	if st, ok := s.opts.Status.Status(sub); ok {
+	if st, ok := s.svc.Status.Status(sub); ok {
 		var tot inspect.Totals
-		if s.opts.Board != nil {
-			tot = s.opts.Board.Subscription(sub.UID).Totals()
+		if s.svc.Board != nil {
+			tot = s.svc.Board.Subscription(sub.UID).Totals()
 		}
 		r.Properties.DeliveryStatus = resource.NewDeliveryStatus(sub.IsQueue(), st, tot)
 	}

@@ -52,7 +52,7 @@ func (s *Server) deleteTopic(c echo.Context) error {
 	if err := s.resources.DeleteTopic(c.Request().Context(), name); err != nil {
 		return err
 	}
-	s.opts.Metrics.TopicDeleted(name)
+	s.svc.Metrics.TopicDeleted(name)
 	s.log.Info().Str("topic", name).Msg("topic deleted")
 	return c.NoContent(http.StatusOK)
 }

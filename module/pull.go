@@ -9,14 +9,14 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 )
 
 // newQueues builds the queue subscriptions' store, which reports through
 // out. Its events count in the broker's budget, which the dispatcher
 // claims for them.
-func newQueues(cfg config.Config, out *outcome.Reporter, log zerolog.Logger) *pull.Store {
-	return pull.New(pull.Options{
+func newQueues(cfg config.Config, out *outcome.Reporter, log zerolog.Logger) *queue.Store {
+	return queue.New(queue.Options{
 		MaxWaiting: cfg.MaxWaitingReceives,
 		TimeScale:  float64(cfg.QueueTimeScale),
 		Reporter:   out,

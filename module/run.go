@@ -17,7 +17,6 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/config"
 	"github.com/edgegrid/edgegrid/pkg/console"
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/edgehub"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
@@ -25,7 +24,8 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/push"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
 	"github.com/edgegrid/edgegrid/pkg/storagequeue"
@@ -107,7 +107,7 @@ func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen 
 
 // senders are the destinations' senders.
 type senders struct {
-	byType delivery.Senders
+	byType push.Senders
 	hooks  *webhook.Sender
 	queues *storagequeue.Sender
 	edge   *edgehub.Client
@@ -140,7 +140,7 @@ func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders,
 	}
 	queues := storagequeue.New()
 	s := &senders{
-		byType: delivery.Senders{
+		byType: push.Senders{
 			eventgrid.WebHook:         hooks,
 			eventgrid.EventGrid:       hooks,
 			eventgrid.EventHub:        bus,
@@ -161,12 +161,12 @@ func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders,
 // broker is the wired broker: the delivery engine, its dead-letter writer,
 // the registry and the API.
 type broker struct {
-	engine      *delivery.Engine
+	engine      *push.Engine
 	deadLetters *deadletter.Writer
 	registry    *registry.Registry
 	api         *api.Server
 	// pulled holds the queue subscriptions' events.
-	pulled *pull.Store
+	pulled *queue.Store
 	// dispatcher splits publications between engine and pulled.
 	dispatcher *dispatch.Dispatcher
 	// board keeps what the inspection API shows beyond the queues.
@@ -262,7 +262,7 @@ func (b *broker) startModes(cfg config.Config, out *senders, rep reporter, prom 
 	bud := budget.New(budgetLimits(cfg))
 	engineOpts := deliveryOptions(cfg)
 	engineOpts.Reporter, engineOpts.Budget = reports, bud
-	b.engine = delivery.New(engineOpts, out.byType, nil, log)
+	b.engine = push.New(engineOpts, out.byType, nil, log)
 	lc.add("delivery", b.engine.Close)
 	b.pulled = newQueues(cfg, reports, log)
 	lc.add("pull", b.pulled.Close)
@@ -312,8 +312,8 @@ func openListeners(cfg config.Config, srv *api.Server, sec *security, log zerolo
 	return nil
 }
 
-func deliveryOptions(cfg config.Config) delivery.Options {
-	return delivery.Options{
+func deliveryOptions(cfg config.Config) push.Options {
+	return push.Options{
 		DefaultMaxDeliveryAttempts: cfg.DefaultMaxDeliveryAttempts,
 		DefaultTTL:                 time.Duration(cfg.DefaultEventTTLSeconds) * time.Second,
 		DefaultMaxEventsPerBatch:   cfg.DefaultMaxEventsPerBatch,

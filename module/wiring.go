@@ -9,14 +9,14 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/config"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/desired"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/push"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 )
 
 // observers tells several observers about every subscription change, in
@@ -99,9 +99,9 @@ type reporter interface {
 	outcome.Metrics
 	dispatch.Metrics
 	eventgrid.SubscriptionObserver
-	Collect(func() delivery.Stats)
+	Collect(func() push.Stats)
 	CollectHeld(func() dispatch.Holdings)
-	CollectQueues(func() []pull.SubscriptionCounts)
+	CollectQueues(func() []queue.SubscriptionCounts)
 }
 
 // newReporter returns the configured reporter, its /metrics handler (nil

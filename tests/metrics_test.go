@@ -141,7 +141,7 @@ func TestMetrics_Prometheus(t *testing.T) {
 	s.mustValue(t, 4, "eventgrid_subscription_delivery_failure_latency_ms", bad...)
 	s.mustValue(t, 2, "eventgrid_subscription_expired_total", bad...)
 	s.mustValue(t, 2, "eventgrid_events_dropped_total", append(bad, "reason", "MaxDeliveryAttemptsExceeded")...)
-	s.mustValue(t, 0, "eventgrid_queue_depth", append(bad, "queue", "ready")...)
+	s.mustValue(t, 0, "eventgrid_push_events", append(bad, "state", "ready")...)
 	s.mustValue(t, 0, "eventgrid_queued_events")
 	s.mustValue(t, 0, "eventgrid_deliveries_in_flight")
 

@@ -15,7 +15,7 @@ func TestImportsNoImplementation(t *testing.T) {
 	for _, imp := range p.Imports {
 		switch imp {
 		case "github.com/edgegrid/edgegrid/pkg/registry", "github.com/edgegrid/edgegrid/pkg/dispatch",
-			"github.com/edgegrid/edgegrid/pkg/delivery", "github.com/edgegrid/edgegrid/pkg/budget":
+			"github.com/edgegrid/edgegrid/pkg/push", "github.com/edgegrid/edgegrid/pkg/budget":
 			t.Errorf("pkg/api imports %s", imp)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
@@ -161,10 +161,10 @@ func (s *Server) namespaceRoutes() {
 	const sub = "/topics/{topic}/eventSubscriptions/{sub}"
 	s.handle(http.MethodPost, "/topics/{topic}:publish", s.namespacePublish, requireAction, ns)
 	s.handle(http.MethodPost, sub+":receive", s.receive, requireAction, ns)
-	s.handle(http.MethodPost, sub+":acknowledge", s.settle(pull.SettleAcknowledge), requireAction, ns)
-	s.handle(http.MethodPost, sub+":release", s.settle(pull.SettleRelease), requireAction, ns)
-	s.handle(http.MethodPost, sub+":reject", s.settle(pull.SettleReject), requireAction, ns)
-	s.handle(http.MethodPost, sub+":renewLock", s.settle(pull.SettleRenewLock), requireAction, requireAPIVersion(renewAPIVersions))
+	s.handle(http.MethodPost, sub+":acknowledge", s.settle(queue.SettleAcknowledge), requireAction, ns)
+	s.handle(http.MethodPost, sub+":release", s.settle(queue.SettleRelease), requireAction, ns)
+	s.handle(http.MethodPost, sub+":reject", s.settle(queue.SettleReject), requireAction, ns)
+	s.handle(http.MethodPost, sub+":renewLock", s.settle(queue.SettleRenewLock), requireAction, requireAPIVersion(renewAPIVersions))
 }
 
 // namespacePublish takes CloudEvents: one, a batch, or one in binary mode.
@@ -240,7 +240,7 @@ const maxLockTokens = 1000
 func (s *Server) settle(kind string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var delay time.Duration
-		if kind == pull.SettleRelease {
+		if kind == queue.SettleRelease {
 			d, err := releaseDelay(c)
 			if err != nil {
 				return err
@@ -259,13 +259,13 @@ func (s *Server) settle(kind string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		var res pull.Result
+		var res queue.Result
 		switch kind {
-		case pull.SettleAcknowledge:
+		case queue.SettleAcknowledge:
 			res, err = s.svc.Queues.Acknowledge(sub, tokens)
-		case pull.SettleRelease:
+		case queue.SettleRelease:
 			res, err = s.svc.Queues.Release(sub, tokens, delay)
-		case pull.SettleReject:
+		case queue.SettleReject:
 			res, err = s.svc.Queues.Reject(sub, tokens)
 		default:
 			res, err = s.svc.Queues.RenewLocks(sub, tokens)
@@ -440,7 +440,7 @@ func echoToken(t string) string {
 	return t[:n] + "…"
 }
 
-// releaseDelay reads releaseDelayInSeconds, one of pull.ReleaseDelays.
+// releaseDelay reads releaseDelayInSeconds, one of queue.ReleaseDelays.
 func releaseDelay(c echo.Context) (time.Duration, error) {
 	v := strings.TrimSpace(c.QueryParam("releaseDelayInSeconds"))
 	if v == "" {
@@ -448,7 +448,7 @@ func releaseDelay(c echo.Context) (time.Duration, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err == nil {
-		for _, d := range pull.ReleaseDelays {
+		for _, d := range queue.ReleaseDelays {
 			if n == d {
 				return time.Duration(n) * time.Second, nil
 			}
@@ -459,7 +459,7 @@ func releaseDelay(c echo.Context) (time.Duration, error) {
 
 // writeSettled answers a settlement with res: the bytes c.JSON writes for
 // a settleResult, encoded without reflection.
-func writeSettled(c echo.Context, res pull.Result) error {
+func writeSettled(c echo.Context, res queue.Result) error {
 	pretty := c.Echo().Debug
 	if !pretty && strings.Contains(c.Request().URL.RawQuery, "pretty") {
 		// Parsed only then, sparing every other settlement a parse.
@@ -468,7 +468,7 @@ func writeSettled(c echo.Context, res pull.Result) error {
 	if pretty {
 		return c.JSON(http.StatusOK, settledValue(res))
 	}
-	b := make([]byte, 0, 64+len(res.Succeeded)*(pull.TokenLen+3)+len(res.Failed)*160)
+	b := make([]byte, 0, 64+len(res.Succeeded)*(queue.TokenLen+3)+len(res.Failed)*160)
 	b = append(b, `{"succeededLockTokens":[`...)
 	for i, t := range res.Succeeded {
 		if i > 0 {
@@ -496,7 +496,7 @@ func writeSettled(c echo.Context, res pull.Result) error {
 }
 
 // settledValue is res as the settleResult that encoding/json writes.
-func settledValue(res pull.Result) settleResult {
+func settledValue(res queue.Result) settleResult {
 	out := settleResult{SucceededLockTokens: res.Succeeded, FailedLockTokens: make([]failedLockTok, 0, len(res.Failed))}
 	if out.SucceededLockTokens == nil {
 		out.SucceededLockTokens = []string{}

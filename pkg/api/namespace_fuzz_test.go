@@ -17,7 +17,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/api"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )
 
@@ -125,7 +125,7 @@ func echoed(tok string) string {
 // fuzzNamespace returns the handler of an API server with queue
 // subscriptions, and its registry, which holds the CloudEvents topic "t".
 func fuzzNamespace(f *testing.F) (http.Handler, *registry.Registry) {
-	store := pull.New(pull.Options{}, zerolog.Nop())
+	store := queue.New(queue.Options{}, zerolog.Nop())
 	f.Cleanup(func() { _ = store.Close(context.Background()) })
 	d := dispatch.New(dispatch.Options{Queues: store})
 	reg := registry.New(registry.DefaultOptions(), d)

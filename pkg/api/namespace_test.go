@@ -20,7 +20,7 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/internal/mock"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
@@ -28,15 +28,15 @@ import (
 const nsVersion = "2024-06-01"
 
 // queueServer is a test server whose queue subscriptions are kept by a real
-// pull.Store, with topic "t" and queue subscription "q".
+// queue.Store, with topic "t" and queue subscription "q".
 type queueServer struct {
 	*testServer
-	store *pull.Store
+	store *queue.Store
 }
 
-func newQueueServer(t testing.TB, o pull.Options, opts ...serverOption) *queueServer {
+func newQueueServer(t testing.TB, o queue.Options, opts ...serverOption) *queueServer {
 	t.Helper()
-	store := pull.New(o, zerolog.Nop())
+	store := queue.New(o, zerolog.Nop())
 	t.Cleanup(func() { _ = store.Close(context.Background()) })
 	ts := MustOpenServer(t, append([]serverOption{withServices(func(o *api.Services) { o.Queues = store })}, opts...)...)
 	ts.Observer.PutFn = store.SubscriptionPut
@@ -81,7 +81,7 @@ type settleAnswer struct {
 // TestSettle_AllFailed: a well-formed settlement whose every token failed
 // answers 200 with each token in failedLockTokens, for every operation.
 func TestSettle_AllFailed(t *testing.T) {
-	qs := newQueueServer(t, pull.Options{})
+	qs := newQueueServer(t, queue.Options{})
 	unknown := "AAAAAAAAAAAAAAAAAAAAAA" // well formed, never handed out
 	for _, action := range []string{"acknowledge", "release", "reject", "renewLock"} {
 		r := qs.settle(t, action, map[string]any{"lockTokens": []string{"bogus", unknown}})
@@ -98,7 +98,7 @@ func TestSettle_AllFailed(t *testing.T) {
 // TestSettle_Malformed: a malformed settlement body gets 400 naming what
 // is wrong, lockTokens named twice included.
 func TestSettle_Malformed(t *testing.T) {
-	qs := newQueueServer(t, pull.Options{})
+	qs := newQueueServer(t, queue.Options{})
 	for body, want := range map[string]string{
 		`{"lockTokens":["a"],"lockTokens":["b"]}`: `lockTokens\" more than once`,
 		`{"lockTokens":["a"],"LockTokens":["b"]}`: `more than once`,
@@ -119,7 +119,7 @@ func TestSettle_Malformed(t *testing.T) {
 // bounded length, so a client cannot make the answer as large as its
 // request.
 func TestSettle_LongTokenEchoBounded(t *testing.T) {
-	qs := newQueueServer(t, pull.Options{})
+	qs := newQueueServer(t, queue.Options{})
 	long := strings.Repeat("é", 50000) // 100 kB
 	r := qs.settle(t, "acknowledge", map[string]any{"lockTokens": []string{long, long}})
 	mustStatus(t, r, http.StatusOK)
@@ -137,7 +137,7 @@ func TestSettle_LongTokenEchoBounded(t *testing.T) {
 // method other than POST gets 405 saying so, and never names the path the
 // router sees.
 func TestNamespaceActions_OtherMethods(t *testing.T) {
-	qs := newQueueServer(t, pull.Options{})
+	qs := newQueueServer(t, queue.Options{})
 	for _, path := range []string{"/topics/t/eventSubscriptions/q:receive", "/topics/t/eventsubscriptions/q:acknowledge", "/topics/t:publish"} {
 		for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
 			for _, version := range []string{nsVersion, edgeVersion} {
@@ -154,7 +154,7 @@ func TestNamespaceActions_OtherMethods(t *testing.T) {
 // TestReceive_Answer: a receive answer carries each event whole, as
 // published, after its broker properties, with its length declared.
 func TestReceive_Answer(t *testing.T) {
-	qs := newQueueServer(t, pull.Options{})
+	qs := newQueueServer(t, queue.Options{})
 	body := []byte(`{"specversion":"1.0","id":"1","source":"s","type":"t","data":{"x":"` + strings.Repeat("y", 10000) + `"}}`)
 	qs.seed(t, 3, body)
 	r := qs.doVersion(t, http.MethodPost, "/topics/t/eventSubscriptions/q:receive?maxEvents=10", nsVersion, "", nil)
@@ -185,7 +185,7 @@ func TestReceive_Answer(t *testing.T) {
 // TestReceive_WaitingLimit: beyond the limit of waiting receives a receive
 // that would wait gets 503 with Retry-After, naming the limit.
 func TestReceive_WaitingLimit(t *testing.T) {
-	qs := newQueueServer(t, pull.Options{MaxWaiting: 1})
+	qs := newQueueServer(t, queue.Options{MaxWaiting: 1})
 	done := make(chan response, 1)
 	go func() {
 		done <- qs.doVersion(t, http.MethodPost, "/topics/t/eventSubscriptions/q:receive?maxWaitTime=60", nsVersion, "", nil)
@@ -211,7 +211,7 @@ func TestReceive_WaitingLimit(t *testing.T) {
 // closes answers at once with none, and the close does not wait for its
 // long poll; the queue itself stays open.
 func TestReceive_EndsAtClose(t *testing.T) {
-	qs := newQueueServer(t, pull.Options{})
+	qs := newQueueServer(t, queue.Options{})
 	done := make(chan response, 1)
 	go func() {
 		done <- qs.doVersion(t, http.MethodPost, "/topics/t/eventSubscriptions/q:receive?maxWaitTime=120", nsVersion, "", nil)
@@ -282,7 +282,7 @@ func (qs *queueServer) bigEvents(t *testing.T) {
 }
 
 // waitLocked waits until the 32 events of bigEvents are locked.
-func waitLocked(t *testing.T, store *pull.Store, sub *eventgrid.EventSubscription) {
+func waitLocked(t *testing.T, store *queue.Store, sub *eventgrid.EventSubscription) {
 	t.Helper()
 	brokertest.Eventually(t, 10*time.Second, func() error {
 		if c, _ := store.Counts(sub); c.Locked != 32 {
@@ -295,7 +295,7 @@ func waitLocked(t *testing.T, store *pull.Store, sub *eventgrid.EventSubscriptio
 // TestReceive_SlowReaderCut: a client that does not read its answer is cut
 // off when the events' locks expire, and the events are received again.
 func TestReceive_SlowReaderCut(t *testing.T) {
-	qs := newQueueServer(t, pull.Options{TimeScale: 0.02}) // 60 s locks last 1.2 s
+	qs := newQueueServer(t, queue.Options{TimeScale: 0.02}) // 60 s locks last 1.2 s
 	qs.bigEvents(t)
 	conn := slowReceive(t, qs.URL)
 	sub := mustSub(t, qs)
@@ -321,7 +321,7 @@ func TestReceive_SlowReaderCut(t *testing.T) {
 // not read once the grace has passed, long before the events' locks
 // expire.
 func TestClose_CutsSlowReceive(t *testing.T) {
-	store := pull.New(pull.Options{}, zerolog.Nop()) // 60 s locks
+	store := queue.New(queue.Options{}, zerolog.Nop()) // 60 s locks
 	t.Cleanup(func() { _ = store.Close(context.Background()) })
 	opts := api.DefaultOptions()
 	opts.ReceiveGrace = 100 * time.Millisecond
@@ -353,7 +353,7 @@ func TestClose_CutsSlowReceive(t *testing.T) {
 
 // queueRegistry is a registry that tells store of its subscriptions, with
 // topic "t" and queue subscription "q".
-func queueRegistry(t *testing.T, store *pull.Store) *registry.Registry {
+func queueRegistry(t *testing.T, store *queue.Store) *registry.Registry {
 	t.Helper()
 	reg := registry.New(registry.DefaultOptions(), store)
 	if _, _, err := reg.PutTopic(t.Context(), eventgrid.Topic{Name: "t", InputSchema: eventgrid.CloudEventSchemaV1_0}); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
@@ -67,7 +67,7 @@ func (s *Server) receive(c echo.Context) error {
 
 // waitingReceive is the queue's receive, which ends with no events, and no
 // error, once the server closes.
-func (s *Server) waitingReceive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]pull.Received, error) {
+func (s *Server) waitingReceive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]queue.Received, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.closing, cancel)
@@ -89,7 +89,7 @@ func (s *Server) waitingReceive(ctx context.Context, sub *eventgrid.EventSubscri
 // Gathering the answer's small pieces (an envelope, a body of 1 KiB) into
 // large writes takes a few system calls per answer instead of one every
 // 4 KiB of the connection's buffer.
-func writeReceived(w *echo.Response, got []pull.Received) error {
+func writeReceived(w *echo.Response, got []queue.Received) error {
 	const opening = `{"value":[`
 	closing := `]}`
 	if len(got) > 0 {
@@ -143,7 +143,7 @@ const (
 
 // appendEnvelope appends the envelope of r, the event at index i of an
 // answer; plainToken says that its lock token needs no escapes.
-func appendEnvelope(dst []byte, i int, r pull.Received, plainToken bool) []byte {
+func appendEnvelope(dst []byte, i int, r queue.Received, plainToken bool) []byte {
 	if i > 0 {
 		dst = append(dst, envelopeNext...)
 	}
@@ -162,7 +162,7 @@ func appendEnvelope(dst []byte, i int, r pull.Received, plainToken bool) []byte 
 
 // envelopeLen is the length of r's envelope at index i, and whether its
 // lock token needs no escapes.
-func envelopeLen(i int, r pull.Received) (n int, plainToken bool) {
+func envelopeLen(i int, r queue.Received) (n int, plainToken bool) {
 	token := rawjson.StringLen(r.LockToken)
 	n = len(envelopeToken) + token + len(envelopeCount) + len(envelopeEvent)
 	if i > 0 {

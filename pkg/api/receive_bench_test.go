@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
@@ -20,7 +20,7 @@ import (
 // reads the answer with the rawjson walker, to add little of its own.
 func BenchmarkReceiveAcknowledge(b *testing.B) {
 	const batch, backlog = 100, 20000
-	qs := newQueueServer(b, pull.Options{})
+	qs := newQueueServer(b, queue.Options{})
 	event := []byte(`{"specversion":"1.0","id":"1","source":"/bench","type":"t","data":"` + strings.Repeat("x", 940) + `"}`)
 	for range backlog / batch {
 		qs.seed(b, batch, event)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 )
 
 // TestWriteReceived_Bytes: the answer of a receive is the same bytes, and
@@ -31,12 +31,12 @@ func TestWriteReceived_Bytes(t *testing.T) {
 	}
 	for _, ss := range sizes {
 		t.Run(fmt.Sprint(ss), func(t *testing.T) {
-			var got []pull.Received
+			var got []queue.Received
 			want := []byte(`{"value":[`)
 			for i, n := range ss {
 				body := bytes.Repeat([]byte{'a' + byte(i)}, n)
 				body[0], body[n-1] = '"', '"'
-				r := pull.Received{LockToken: fmt.Sprintf("tok%d", i), DeliveryCount: i + 1, Body: body}
+				r := queue.Received{LockToken: fmt.Sprintf("tok%d", i), DeliveryCount: i + 1, Body: body}
 				got = append(got, r)
 				if i > 0 {
 					want = append(want, ',')
@@ -65,7 +65,7 @@ func TestEnvelopeLen(t *testing.T) {
 	for _, token := range []string{"", "tok", "AbC-_09xyzAbC-_09xyzAb", `q"b\s`, "nl\n\x01"} {
 		for _, count := range []int{0, 1, 9, 10, 99, 100, 12345, -1, -10} {
 			for _, i := range []int{0, 1} {
-				r := pull.Received{LockToken: token, DeliveryCount: count}
+				r := queue.Received{LockToken: token, DeliveryCount: count}
 				got, plain := envelopeLen(i, r)
 				if want := len(appendEnvelope(nil, i, r, false)); got != want {
 					t.Errorf("envelopeLen(%d, %q, %d) = %d, want %d", i, token, count, got, want)
@@ -88,11 +88,11 @@ func (d *discardWriter) WriteHeader(int)             {}
 // BenchmarkWriteReceived measures the answer of a receive of 100 events of
 // 1 KiB, written to a connection that costs nothing.
 func BenchmarkWriteReceived(b *testing.B) {
-	got := make([]pull.Received, 100)
+	got := make([]queue.Received, 100)
 	for i := range got {
 		body := bytes.Repeat([]byte{'x'}, 1024)
 		body[0], body[len(body)-1] = '"', '"'
-		got[i] = pull.Received{LockToken: "AbC-_09xyzAbC-_09xyzAb", DeliveryCount: 1, Body: body}
+		got[i] = queue.Received{LockToken: "AbC-_09xyzAbC-_09xyzAb", DeliveryCount: 1, Body: body}
 	}
 	e := echo.New()
 	b.ReportAllocs()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 )
 
 // Resources are the topics and event subscriptions the management routes
@@ -81,9 +81,9 @@ type Held interface {
 // Queues serves the receive and the settlements of queue subscriptions
 // (the queue store); see docs/pull-delivery.md.
 type Queues interface {
-	Receive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]pull.Received, error)
-	Acknowledge(sub *eventgrid.EventSubscription, tokens []string) (pull.Result, error)
-	Release(sub *eventgrid.EventSubscription, tokens []string, delay time.Duration) (pull.Result, error)
-	Reject(sub *eventgrid.EventSubscription, tokens []string) (pull.Result, error)
-	RenewLocks(sub *eventgrid.EventSubscription, tokens []string) (pull.Result, error)
+	Receive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]queue.Received, error)
+	Acknowledge(sub *eventgrid.EventSubscription, tokens []string) (queue.Result, error)
+	Release(sub *eventgrid.EventSubscription, tokens []string, delay time.Duration) (queue.Result, error)
+	Reject(sub *eventgrid.EventSubscription, tokens []string) (queue.Result, error)
+	RenewLocks(sub *eventgrid.EventSubscription, tokens []string) (queue.Result, error)
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
@@ -50,12 +50,12 @@ func FuzzLockTokensAgreesWithEncodingJSON(f *testing.F) {
 // headers (and its length) and status that c.JSON writes, with tokens and
 // messages that encoding/json escapes or replaces, and without.
 func TestWriteSettled_AsEncodingJSON(t *testing.T) {
-	for _, res := range []pull.Result{
+	for _, res := range []queue.Result{
 		{},
 		{Succeeded: []string{"AAAAAAAAAAAAAAAAAAAAAA", "B-_AAAAAAAAAAAAAAAAAAA"}},
-		{Failed: []pull.Failure{{LockToken: "bogus", Code: pull.CodeBadRequest, Message: "This is not a lock token of this broker."}}},
-		{Succeeded: []string{"AAAAAAAAAAAAAAAAAAAAAA"}, Failed: []pull.Failure{
-			{LockToken: "<a&b>\"\\\n\u2028é\xff", Code: pull.CodeTokenLost, Message: "m"},
+		{Failed: []queue.Failure{{LockToken: "bogus", Code: queue.CodeBadRequest, Message: "This is not a lock token of this broker."}}},
+		{Succeeded: []string{"AAAAAAAAAAAAAAAAAAAAAA"}, Failed: []queue.Failure{
+			{LockToken: "<a&b>\"\\\n\u2028é\xff", Code: queue.CodeTokenLost, Message: "m"},
 			{LockToken: strings.Repeat("é", 40), Code: "c\x7f", Message: "x\ty"},
 		}},
 	} {

@@ -11,9 +11,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
@@ -35,7 +35,7 @@ func TestWriter_DeletedSubscriptionStorageDown(t *testing.T) {
 	s := sub("s", eventgrid.EventGridSchema, connStr)
 	var done atomic.Int64
 	for i := range 5 {
-		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"%d","data":{}}`, i), string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done))
+		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"%d","data":{}}`, i), string(outcome.MaxDeliveryAttemptsExceeded), 500, push.OutcomeAborted, &done))
 	}
 	brokertest.Eventually(t, 10*time.Second, func() error {
 		if m.failed.Load() < 1 {
@@ -75,7 +75,7 @@ func TestWriter_DeletedSubscriptionStorageUp(t *testing.T) {
 	defer w.Close(context.Background())
 	s := sub("s", eventgrid.EventGridSchema, connStr)
 	var done atomic.Int64
-	w.DeadLetter(letter(s, `{"id":"0","data":{}}`, string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done))
+	w.DeadLetter(letter(s, `{"id":"0","data":{}}`, string(outcome.MaxDeliveryAttemptsExceeded), 500, push.OutcomeAborted, &done))
 	brokertest.Eventually(t, 10*time.Second, func() error {
 		if m.written.Load() != 1 {
 			return fmt.Errorf("%d written", m.written.Load())
@@ -84,7 +84,7 @@ func TestWriter_DeletedSubscriptionStorageUp(t *testing.T) {
 	})
 	// The next letters wait for the hour-long flush interval.
 	for i := 1; i < 4; i++ {
-		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"%d","data":{}}`, i), string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done))
+		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"%d","data":{}}`, i), string(outcome.MaxDeliveryAttemptsExceeded), 500, push.OutcomeAborted, &done))
 	}
 	w.SubscriptionDeleted(s)
 	if n := done.Load(); n != 4 {

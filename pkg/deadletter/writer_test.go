@@ -15,9 +15,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/deadletter"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
@@ -55,7 +55,7 @@ func sub(name string, schema eventgrid.InputSchema, connStr string) *eventgrid.E
 
 var published = time.Date(2026, 2, 3, 4, 5, 6, 700000000, time.UTC)
 
-func letter(s *eventgrid.EventSubscription, body, reason string, status int, outcome delivery.Outcome, done *atomic.Int64) eventgrid.DeadLetter {
+func letter(s *eventgrid.EventSubscription, body, reason string, status int, outcome push.Outcome, done *atomic.Int64) eventgrid.DeadLetter {
 	return eventgrid.DeadLetter{
 		Subscription: s, Body: []byte(body), Reason: reason, Attempts: 3,
 		LastOutcome: outcome.String(), LastStatus: status, Published: published,
@@ -99,12 +99,12 @@ func TestWriter_ShapesAndLayout(t *testing.T) {
 	ce := sub("ceSub", eventgrid.CloudEventSchemaV1_0, connStr)
 	custom := sub("customSub", eventgrid.CustomEventSchema, connStr)
 	w.DeadLetter(letter(eg, `{"id":"1","topic":"t1","subject":"s","eventType":"T","eventTime":"2026-01-01T00:00:00Z","data":{"a":1},"dataVersion":"1","metadataVersion":"1"}`,
-		"UndeliverableDueToHttpBadRequest", 400, delivery.OutcomeBadRequest, &done))
+		"UndeliverableDueToHttpBadRequest", 400, push.OutcomeBadRequest, &done))
 	w.DeadLetter(letter(eg, `{"id":"2","topic":"t1","subject":"s","eventType":"T","eventTime":"2026-01-01T00:00:00Z","data":{},"dataVersion":"1","metadataVersion":"1"}`,
-		string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done))
+		string(outcome.MaxDeliveryAttemptsExceeded), 500, push.OutcomeAborted, &done))
 	w.DeadLetter(letter(ce, `{"specversion":"1.0","id":"c1","source":"src","type":"T","data":{"x":true}}`,
-		string(outcome.TimeToLiveExceeded), 0, delivery.OutcomeTimedOut, &done))
-	w.DeadLetter(letter(custom, ` {"my":"event", "n": [1, 2]} `, string(outcome.MaxDeliveryAttemptsExceeded), 503, delivery.OutcomeBusy, &done))
+		string(outcome.TimeToLiveExceeded), 0, push.OutcomeTimedOut, &done))
+	w.DeadLetter(letter(custom, ` {"my":"event", "n": [1, 2]} `, string(outcome.MaxDeliveryAttemptsExceeded), 503, push.OutcomeBusy, &done))
 	brokertest.Eventually(t, 30*time.Second, func() error {
 		if done.Load() != 4 {
 			return fmt.Errorf("%d of 4 letters done", done.Load())
@@ -176,7 +176,7 @@ func TestWriter_StorageDownThenBack(t *testing.T) {
 	var done atomic.Int64
 	az.Stop()
 	for i := range 20 {
-		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"%d","data":{}}`, i), string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done))
+		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"%d","data":{}}`, i), string(outcome.MaxDeliveryAttemptsExceeded), 500, push.OutcomeAborted, &done))
 	}
 	brokertest.Eventually(t, 10*time.Second, func() error {
 		if m.failed.Load() < 2 {
@@ -215,7 +215,7 @@ func TestWriter_WrongKeyReportedThenDropped(t *testing.T) {
 		MaxWait: 2 * time.Second, Metrics: m}, zerolog.New(logs))
 	defer w.Close(context.Background())
 	var done atomic.Int64
-	w.DeadLetter(letter(sub("s", eventgrid.EventGridSchema, connStr), `{"id":"1","data":{}}`, string(outcome.TimeToLiveExceeded), 0, delivery.OutcomeTimedOut, &done))
+	w.DeadLetter(letter(sub("s", eventgrid.EventGridSchema, connStr), `{"id":"1","data":{}}`, string(outcome.TimeToLiveExceeded), 0, push.OutcomeTimedOut, &done))
 	brokertest.Eventually(t, 10*time.Second, func() error {
 		if m.dropped.Load() != 1 || done.Load() != 1 {
 			return fmt.Errorf("dropped %d, done %d", m.dropped.Load(), done.Load())
@@ -247,7 +247,7 @@ func TestWriter_Backlog(t *testing.T) {
 	s := sub("s", eventgrid.EventGridSchema, connStr)
 	var done atomic.Int64
 	small := func(i int) eventgrid.DeadLetter {
-		return letter(s, fmt.Sprintf(`{"id":"%03d","data":{}}`, i), string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done)
+		return letter(s, fmt.Sprintf(`{"id":"%03d","data":{}}`, i), string(outcome.MaxDeliveryAttemptsExceeded), 500, push.OutcomeAborted, &done)
 	}
 	waitDone := func(n int64) {
 		t.Helper()
@@ -284,7 +284,7 @@ func TestWriter_Backlog(t *testing.T) {
 	big := strings.Repeat("x", 1480)
 	before := done.Load()
 	for i := range 4 {
-		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"b%d","data":%q}`, i, big), string(outcome.MaxDeliveryAttemptsExceeded), 500, delivery.OutcomeAborted, &done))
+		w.DeadLetter(letter(s, fmt.Sprintf(`{"id":"b%d","data":%q}`, i, big), string(outcome.MaxDeliveryAttemptsExceeded), 500, push.OutcomeAborted, &done))
 	}
 	waitDone(before + 1)
 	if n := done.Load(); n >= 354 {

@@ -57,7 +57,7 @@ type nopMetrics struct{}
 func (nopMetrics) Rejected(string) {}
 
 // Mode is what the dispatcher needs of a delivery mode: the push engine
-// (package delivery) and the queue store (package pull) implement it. A
+// (package push) and the queue store (package queue) implement it. A
 // mode is told about its own subscriptions only, and every method is safe
 // for concurrent use.
 type Mode interface {

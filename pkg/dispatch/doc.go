@@ -1,5 +1,5 @@
 // Package dispatch is where a publication meets the broker's two delivery
-// modes: push (pkg/delivery) and queue (pkg/pull). A Dispatcher converts
+// modes: push (pkg/push) and queue (pkg/queue). A Dispatcher converts
 // each event once per delivery schema, claims the broker's budget for all
 // of a request's subscriptions, push and queue, in one decision (so that a
 // request that can never fit gets 413 and one that does not fit now 503,

@@ -12,16 +12,16 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/budget"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/push"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 	"github.com/edgegrid/edgegrid/pkg/resource"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
 )
 
-// gate is a delivery.Sender that holds every request until it is opened,
+// gate is a push.Sender that holds every request until it is opened,
 // then delivers; it counts the events delivered per subscription.
 type gate struct {
 	once      sync.Once
@@ -34,7 +34,7 @@ func newGate() *gate { return &gate{opened: make(chan struct{}), delivered: map[
 
 func (g *gate) Open() { g.once.Do(func() { close(g.opened) }) }
 
-func (g *gate) Send(ctx context.Context, b *delivery.Batch) error {
+func (g *gate) Send(ctx context.Context, b *push.Batch) error {
 	select {
 	case <-g.opened:
 	case <-ctx.Done():
@@ -48,16 +48,16 @@ func (g *gate) Send(ctx context.Context, b *delivery.Batch) error {
 
 // Both delivery modes are modes of the dispatcher.
 var (
-	_ dispatch.Mode = (*delivery.Engine)(nil)
-	_ dispatch.Mode = (*pull.Store)(nil)
+	_ dispatch.Mode = (*push.Engine)(nil)
+	_ dispatch.Mode = (*queue.Store)(nil)
 )
 
 // broker is a dispatcher over a real push engine and a real queue store
 // sharing one budget.
 type broker struct {
 	d      *dispatch.Dispatcher
-	engine *delivery.Engine
-	store  *pull.Store
+	engine *push.Engine
+	store  *queue.Store
 	budget *budget.Budget
 	gate   *gate
 	rej    *rejections
@@ -94,16 +94,16 @@ func newBroker(t *testing.T, l budget.Limits, transform func([]byte, eventgrid.T
 // as long as a test takes; on the system clock, when the machine is slow,
 // the push engine's watchdog would find them stalled after 10 ms and send
 // the next ones beside them.
-func newBrokerWith(t *testing.T, l budget.Limits, sender delivery.Sender, o dispatch.Options) *broker {
+func newBrokerWith(t *testing.T, l budget.Limits, sender push.Sender, o dispatch.Options) *broker {
 	t.Helper()
 	clock := fakeclock.New()
 	b := &broker{budget: budget.New(l), rej: &rejections{}, board: inspect.New(inspect.Options{Clock: clock}), clock: clock}
-	eo := delivery.DefaultOptions()
+	eo := push.DefaultOptions()
 	eo.Budget, eo.Board, eo.Clock = b.budget, b.board, clock
 	eo.LogDeliveryFailure, eo.LogEventExpiry = false, false
-	b.engine = delivery.New(eo, sender, nil, zerolog.Nop())
+	b.engine = push.New(eo, sender, nil, zerolog.Nop())
 	t.Cleanup(func() { _ = b.engine.Close(context.Background()) })
-	b.store = pull.New(pull.Options{Board: b.board, Clock: clock}, zerolog.Nop())
+	b.store = queue.New(queue.Options{Board: b.board, Clock: clock}, zerolog.Nop())
 	t.Cleanup(func() { _ = b.store.Close(context.Background()) })
 	o.Budget, o.Push, o.Queues, o.Metrics, o.Clock = b.budget, b.engine, b.store, b.rej, clock
 	b.d = dispatch.New(o)

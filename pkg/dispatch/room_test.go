@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/budget"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
-// stepper is a delivery.Sender that delivers one request per step, and
+// stepper is a push.Sender that delivers one request per step, and
 // every request once done is closed.
 type stepper struct {
 	steps     chan struct{}
@@ -23,7 +23,7 @@ type stepper struct {
 	delivered int
 }
 
-func (s *stepper) Send(ctx context.Context, b *delivery.Batch) error {
+func (s *stepper) Send(ctx context.Context, b *push.Batch) error {
 	select {
 	case <-s.steps:
 	case <-s.done:

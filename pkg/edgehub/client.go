@@ -15,8 +15,8 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/edgehub/mqtttopic"
+	"github.com/edgegrid/edgegrid/pkg/push"
 )
 
 // ErrClosed is returned by Send after Close.
@@ -89,7 +89,7 @@ type Client struct {
 	changed chan struct{} // closed at every state change
 }
 
-var _ delivery.Sender = (*Client)(nil)
+var _ push.Sender = (*Client)(nil)
 
 // New checks o and returns a Client; it does not connect.
 func New(o Options) (*Client, error) {
@@ -144,15 +144,15 @@ type Error struct {
 func (e *Error) Error() string { return "edgehub: " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-// StatusCode implements delivery.StatusError: 400 for a message that can
+// StatusCode implements push.StatusError: 400 for a message that can
 // never be sent, 0 (no answer) otherwise.
 func (e *Error) StatusCode() int { return e.Status }
 
-// Send implements delivery.Sender: one message on the subscription's output
+// Send implements push.Sender: one message on the subscription's output
 // whose body is the batch's JSON array. It returns nil once edgeHub
 // acknowledged the message (PUBACK), and an error when the connection is
 // down, the publish fails, or ctx ends first.
-func (c *Client) Send(ctx context.Context, b *delivery.Batch) error {
+func (c *Client) Send(ctx context.Context, b *push.Batch) error {
 	dst := &b.Subscription.Destination
 	var first []byte
 	if len(b.Bodies) > 0 {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/edgehub"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/mosquitto"
 	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
@@ -21,12 +21,12 @@ import (
 // These tests publish to a real mosquitto, which stands in for edgeHub (an
 // MQTT 3.1.1 broker too), over TLS with a CA made in the test.
 
-func batchOf(output string, batching bool, bodies ...string) *delivery.Batch {
+func batchOf(output string, batching bool, bodies ...string) *push.Batch {
 	d := eventgrid.Destination{EndpointType: eventgrid.EdgeHub, OutputName: output}
 	if batching {
 		d.MaxEventsPerBatch = 10
 	}
-	b := &delivery.Batch{Subscription: &eventgrid.EventSubscription{Topic: "t", Name: "s", Destination: d}}
+	b := &push.Batch{Subscription: &eventgrid.EventSubscription{Topic: "t", Name: "s", Destination: d}}
 	for _, s := range bodies {
 		b.Bodies = append(b.Bodies, []byte(s))
 	}

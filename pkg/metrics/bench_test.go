@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
+	"github.com/edgegrid/edgegrid/pkg/push"
 )
 
 func BenchmarkPrometheus(b *testing.B) {
@@ -47,15 +47,15 @@ func BenchmarkPrometheus(b *testing.B) {
 // BenchmarkPrometheus_Scrape scrapes 100 topics of 5 subscriptions each.
 func BenchmarkPrometheus_Scrape(b *testing.B) {
 	p := metrics.NewPrometheus()
-	var qs []delivery.QueueStats
+	var qs []push.QueueStats
 	for i := range 500 {
 		s := newSub(uint64(i+1), fmt.Sprintf("topic-%d", i/5), fmt.Sprintf("sub-%d", i))
 		p.SubscriptionPut(s)
 		p.Published(s.Topic, http.StatusOK, time.Millisecond, 1, 0)
 		attempt(p, s, 1, time.Millisecond, nil)
-		qs = append(qs, delivery.QueueStats{Subscription: s, Ready: i})
+		qs = append(qs, push.QueueStats{Subscription: s, Ready: i})
 	}
-	p.Collect(func() delivery.Stats { return delivery.Stats{Queues: qs} })
+	p.Collect(func() push.Stats { return push.Stats{Queues: qs} })
 	srv := httptest.NewServer(p.Handler())
 	defer srv.Close()
 	b.ReportAllocs()

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/push"
 )
 
 // Values of the queue label. The two back-off queues are named after the
@@ -22,9 +22,9 @@ const (
 // statsCollector reads the push delivery engine's queues at every scrape;
 // what the broker holds in its budget is heldCollector's.
 type statsCollector struct {
-	stats *atomic.Pointer[func() delivery.Stats]
+	stats *atomic.Pointer[func() push.Stats]
 
-	queueDepth, backoffDepth, inFlight, probation *prometheus.Desc
+	pushEvents, backoffDepth, inFlight, probation *prometheus.Desc
 }
 
 // pausedDesc is the gauge of paused subscriptions, push (statsCollector)
@@ -33,12 +33,12 @@ var pausedDesc = prometheus.NewDesc("eventgrid_subscription_paused",
 	"1 while an operator has paused the subscription's delivery (docs/delivery.md#pause-and-resume), else 0.",
 	[]string{labelTopic, labelSubscription}, nil)
 
-func newStatsCollector(stats *atomic.Pointer[func() delivery.Stats]) *statsCollector {
+func newStatsCollector(stats *atomic.Pointer[func() push.Stats]) *statsCollector {
 	return &statsCollector{
 		stats: stats,
-		queueDepth: prometheus.NewDesc("eventgrid_queue_depth",
-			"Events waiting in a subscription's queue: ready for an attempt, or in the first or second back-off queue.",
-			[]string{labelTopic, labelSubscription, labelQueue}, nil),
+		pushEvents: prometheus.NewDesc("eventgrid_push_events",
+			"Events a push subscription holds, by state: ready for an attempt, in the first or second back-off queue, or scheduled (CloudExponential).",
+			[]string{labelTopic, labelSubscription, labelState}, nil),
 		backoffDepth: prometheus.NewDesc("eventgrid_backoff_queue_depth",
 			"Events waiting in a back-off queue, over all subscriptions.",
 			[]string{labelQueue}, nil),
@@ -52,7 +52,7 @@ func newStatsCollector(stats *atomic.Pointer[func() delivery.Stats]) *statsColle
 
 // Describe implements prometheus.Collector.
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.queueDepth
+	ch <- c.pushEvents
 	ch <- c.backoffDepth
 	ch <- c.inFlight
 	ch <- c.probation
@@ -101,10 +101,10 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, k := range order {
 		d := depths[k]
-		gauge(c.queueDepth, int64(d[0]), k.topic, k.name, queueReady)
-		gauge(c.queueDepth, int64(d[1]), k.topic, k.name, queueBackoff1)
-		gauge(c.queueDepth, int64(d[2]), k.topic, k.name, queueBackoff2)
-		gauge(c.queueDepth, int64(d[3]), k.topic, k.name, queueScheduled)
+		gauge(c.pushEvents, int64(d[0]), k.topic, k.name, queueReady)
+		gauge(c.pushEvents, int64(d[1]), k.topic, k.name, queueBackoff1)
+		gauge(c.pushEvents, int64(d[2]), k.topic, k.name, queueBackoff2)
+		gauge(c.pushEvents, int64(d[3]), k.topic, k.name, queueScheduled)
 		gauge(c.probation, int64(d[4]), k.topic, k.name)
 		gauge(pausedDesc, int64(d[5]), k.topic, k.name)
 	}

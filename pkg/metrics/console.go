@@ -301,7 +301,7 @@ func (s *summary) addQueueSubscription(name string, v series) bool {
 	case "eventgrid_queue_events":
 		sub := s.sub(v.m)
 		sub.queue = true
-		switch label(v.m, "state") {
+		switch label(v.m, labelState) {
 		case "available":
 			sub.available = v.gauge()
 		case "locked":
@@ -309,9 +309,9 @@ func (s *summary) addQueueSubscription(name string, v series) bool {
 		case "delayed":
 			sub.delayed = v.gauge()
 		}
-	case "eventgrid_queue_depth":
+	case "eventgrid_push_events":
 		sub := s.sub(v.m)
-		switch label(v.m, labelQueue) {
+		switch label(v.m, labelState) {
 		case queueReady:
 			sub.ready = v.gauge()
 		case queueBackoff1:

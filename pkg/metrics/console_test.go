@@ -8,11 +8,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/push"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 	"github.com/edgegrid/edgegrid/pkg/testkit/logbuf"
 )
 
@@ -30,8 +30,8 @@ func TestConsole_Report(t *testing.T) {
 	buf := &logbuf.Buffer{}
 	c := metrics.NewConsole(time.Hour, zerolog.New(buf))
 	s1, _, _ := scenario(c.Prometheus)
-	c.Collect(func() delivery.Stats {
-		return delivery.Stats{InFlight: 1, Queues: []delivery.QueueStats{
+	c.Collect(func() push.Stats {
+		return push.Stats{InFlight: 1, Queues: []push.QueueStats{
 			{Subscription: s1, Ready: 1, Backoff: [2]int{2, 1}},
 		}}
 	})
@@ -209,8 +209,8 @@ func TestConsole_QueueSubscription(t *testing.T) {
 	c.Record(outcome.Record{Kind: outcome.Settled, Sub: q, Events: 1, Settlement: "acknowledge"})
 	drop(c.Prometheus, q, outcome.Rejected, 1)
 	deadLetter(c.Prometheus, q, outcome.MaxDeliveryCountExceeded)
-	c.CollectQueues(func() []pull.SubscriptionCounts {
-		return []pull.SubscriptionCounts{{Subscription: q, Counts: pull.Counts{Available: 4, Locked: 1}}}
+	c.CollectQueues(func() []queue.SubscriptionCounts {
+		return []queue.SubscriptionCounts{{Subscription: q, Counts: queue.Counts{Available: 4, Locked: 1}}}
 	})
 	c.Report()
 	lines := byMessage(buf.Take(t))["subscription metrics"]

@@ -5,7 +5,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 )
 
 // subSeries are the series of one subscription: those both delivery modes
@@ -25,7 +25,7 @@ type subSeries struct {
 
 // settlements are the kinds of a queue subscription's settlements, whose
 // series it starts with.
-var settlements = [...]string{pull.SettleAcknowledge, pull.SettleRelease, pull.SettleReject, pull.SettleRenewLock}
+var settlements = [...]string{queue.SettleAcknowledge, queue.SettleRelease, queue.SettleReject, queue.SettleRenewLock}
 
 // Record implements outcome.Metrics: a record moves the series of its
 // subscription (docs/metrics.md).

@@ -24,7 +24,7 @@
 // The broker adds eventgrid_events_dropped_total{topic,subscription,reason}
 // and eventgrid_subscription_dead_lettered_total,
 // eventgrid_publish_rejected_total{reason}, and gauges read from the delivery
-// modes at every scrape: eventgrid_queue_depth{topic,subscription,queue},
+// modes at every scrape: eventgrid_push_events{topic,subscription,state},
 // eventgrid_backoff_queue_depth{queue}, eventgrid_deliveries_in_flight,
 // eventgrid_queued_events, eventgrid_queued_bytes and the queue
 // subscriptions' eventgrid_queue_events{state}. A queue subscription has

@@ -8,11 +8,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/registry"
 )
 
@@ -37,13 +37,13 @@ func (o observers) SubscriptionDeleted(s *eventgrid.EventSubscription) {
 func TestPrometheus_Engine(t *testing.T) {
 	ctx := context.Background()
 	p := metrics.NewPrometheus()
-	send := &mock.Sender{SendFn: func(_ context.Context, b *delivery.Batch) error {
+	send := &mock.Sender{SendFn: func(_ context.Context, b *push.Batch) error {
 		if b.Subscription.Name == "bad" {
 			return errFail
 		}
 		return nil
 	}}
-	e := delivery.New(delivery.DefaultOptions(), send, p, zerolog.Nop())
+	e := push.New(push.DefaultOptions(), send, p, zerolog.Nop())
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	p.Collect(e.Stats)
 	d := dispatch.New(dispatch.Options{Push: e, Metrics: p})
@@ -98,7 +98,7 @@ func TestPrometheus_Engine(t *testing.T) {
 		{"eventgrid_subscription_delivery_failure_total", sub("bad"), n},
 		{"eventgrid_subscription_delivery_attempts_total", sub("bad"), n},
 		{"eventgrid_events_dropped_total", sub("bad", "reason", "MaxDeliveryAttemptsExceeded"), n},
-		{"eventgrid_queue_depth", sub("bad", "queue", "ready"), 0},
+		{"eventgrid_push_events", sub("bad", "state", "ready"), 0},
 		{"eventgrid_deliveries_in_flight", nil, 0},
 		{"eventgrid_queued_bytes", nil, 0},
 	})

@@ -12,11 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/edgegrid/edgegrid/pkg/auth"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/push"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 )
 
 // Label names.
@@ -25,6 +25,7 @@ const (
 	labelSubscription = "subscription"
 	labelReason       = "reason"
 	labelQueue        = "queue"
+	labelState        = "state"
 	labelAction       = "action"
 )
 
@@ -69,9 +70,9 @@ type Prometheus struct {
 	authFailures                                 *prometheus.CounterVec
 	actions, actionEvents, evicted               *prometheus.CounterVec
 
-	stats  atomic.Pointer[func() delivery.Stats]
+	stats  atomic.Pointer[func() push.Stats]
 	held   atomic.Pointer[func() dispatch.Holdings]
-	queues atomic.Pointer[func() []pull.SubscriptionCounts]
+	queues atomic.Pointer[func() []queue.SubscriptionCounts]
 
 	mu       sync.RWMutex
 	topics   map[string]*topicSeries // by topic name as reported
@@ -170,8 +171,8 @@ func (p *Prometheus) Handler() http.Handler { return p.handler }
 
 // Collect sets the function the queue gauges are read from at every scrape;
 // it is called on each scrape, never cached, and must be safe for concurrent
-// use (delivery.Engine.Stats is). nil removes the gauges.
-func (p *Prometheus) Collect(stats func() delivery.Stats) {
+// use (push.Engine.Stats is). nil removes the gauges.
+func (p *Prometheus) Collect(stats func() push.Stats) {
 	if stats == nil {
 		p.stats.Store(nil)
 		return

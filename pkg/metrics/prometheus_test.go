@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/api"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/metrics"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
+	"github.com/edgegrid/edgegrid/pkg/push"
 )
 
 var (
@@ -89,8 +89,8 @@ func scenario(p *metrics.Prometheus) (s1, s2, s3 *eventgrid.EventSubscription) {
 func TestPrometheus_Series(t *testing.T) {
 	p := metrics.NewPrometheus()
 	scenario(p)
-	p.Collect(func() delivery.Stats {
-		return delivery.Stats{InFlight: 2, Queues: []delivery.QueueStats{
+	p.Collect(func() push.Stats {
+		return push.Stats{InFlight: 2, Queues: []push.QueueStats{
 			{Subscription: newSub(1, "T1", "s1"), Ready: 1, Backoff: [2]int{2, 3}, InFlight: 1},
 			{Subscription: newSub(2, "T1", "s2"), Ready: 0, Backoff: [2]int{1, 0}, InFlight: 1},
 		}}
@@ -141,10 +141,10 @@ func TestPrometheus_Series(t *testing.T) {
 		{"eventgrid_publish_rejected_total", []string{"reason", "too_large"}, 1},
 		{"eventgrid_publish_rejected_total", []string{"reason", "subscription_full"}, 0},
 
-		{"eventgrid_queue_depth", sub("T1", "s1", "queue", "ready"), 1},
-		{"eventgrid_queue_depth", sub("T1", "s1", "queue", "backoff_1"), 2},
-		{"eventgrid_queue_depth", sub("T1", "s1", "queue", "backoff_2"), 3},
-		{"eventgrid_queue_depth", sub("T1", "s2", "queue", "backoff_1"), 1},
+		{"eventgrid_push_events", sub("T1", "s1", "state", "ready"), 1},
+		{"eventgrid_push_events", sub("T1", "s1", "state", "backoff_1"), 2},
+		{"eventgrid_push_events", sub("T1", "s1", "state", "backoff_2"), 3},
+		{"eventgrid_push_events", sub("T1", "s2", "state", "backoff_1"), 1},
 		{"eventgrid_backoff_queue_depth", []string{"queue", "backoff_1"}, 3},
 		{"eventgrid_backoff_queue_depth", []string{"queue", "backoff_2"}, 3},
 		{"eventgrid_deliveries_in_flight", nil, 2},
@@ -276,9 +276,9 @@ func TestPrometheus_Collect(t *testing.T) {
 	t.Run("stats are read at every scrape", func(t *testing.T) {
 		p := metrics.NewPrometheus()
 		var calls, held atomic.Int64
-		p.Collect(func() delivery.Stats {
+		p.Collect(func() push.Stats {
 			n := calls.Add(1)
-			return delivery.Stats{Queues: []delivery.QueueStats{
+			return push.Stats{Queues: []push.QueueStats{
 				{Subscription: newSub(1, "t", "s"), Ready: int(n)},
 			}}
 		})
@@ -288,27 +288,27 @@ func TestPrometheus_Collect(t *testing.T) {
 			if v, _ := s.value("eventgrid_queued_events"); v != want {
 				t.Errorf("scrape %v: queued_events = %v", want, v)
 			}
-			if v, _ := s.value("eventgrid_queue_depth", "topic", "t", "subscription", "s", "queue", "ready"); v != want {
+			if v, _ := s.value("eventgrid_push_events", "topic", "t", "subscription", "s", "state", "ready"); v != want {
 				t.Errorf("scrape %v: queue_depth = %v", want, v)
 			}
 		}
 	})
 	t.Run("queues of the same names are summed", func(t *testing.T) {
 		p := metrics.NewPrometheus()
-		p.Collect(func() delivery.Stats {
-			return delivery.Stats{Queues: []delivery.QueueStats{
+		p.Collect(func() push.Stats {
+			return push.Stats{Queues: []push.QueueStats{
 				{Subscription: newSub(1, "t", "s"), Ready: 1},
 				{Subscription: newSub(2, "t", "s"), Ready: 2},
 			}}
 		})
-		if v, _ := MustScrape(t, p.Handler()).value("eventgrid_queue_depth", "topic", "t", "subscription", "s", "queue", "ready"); v != 3 {
+		if v, _ := MustScrape(t, p.Handler()).value("eventgrid_push_events", "topic", "t", "subscription", "s", "state", "ready"); v != 3 {
 			t.Errorf("queue_depth = %v, want 3", v)
 		}
 	})
 	t.Run("no stats, no gauges", func(t *testing.T) {
 		p := metrics.NewPrometheus()
-		p.Collect(func() delivery.Stats {
-			return delivery.Stats{Queues: []delivery.QueueStats{{Subscription: newSub(1, "t", "s")}}}
+		p.Collect(func() push.Stats {
+			return push.Stats{Queues: []push.QueueStats{{Subscription: newSub(1, "t", "s")}}}
 		})
 		p.CollectHeld(func() dispatch.Holdings { return dispatch.Holdings{Events: 1} })
 		p.Collect(nil)
@@ -317,8 +317,8 @@ func TestPrometheus_Collect(t *testing.T) {
 		if _, ok := s["eventgrid_queued_events"]; ok {
 			t.Errorf("eventgrid_queued_events present after CollectHeld(nil)")
 		}
-		if _, ok := s["eventgrid_queue_depth"]; ok {
-			t.Errorf("eventgrid_queue_depth present after Collect(nil)")
+		if _, ok := s["eventgrid_push_events"]; ok {
+			t.Errorf("eventgrid_push_events present after Collect(nil)")
 		}
 	})
 }
@@ -327,7 +327,7 @@ func TestPrometheus_Collect(t *testing.T) {
 // run it with -race.
 func TestPrometheus_Concurrent(t *testing.T) {
 	p := metrics.NewPrometheus()
-	p.Collect(func() delivery.Stats { return delivery.Stats{} })
+	p.Collect(func() push.Stats { return push.Stats{} })
 	const workers, rounds = 8, 200
 	var wg sync.WaitGroup
 	for w := range workers {

@@ -5,12 +5,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 )
 
 // CollectQueues sets the function the queue subscriptions' gauges are read
-// from at every scrape (pull.Store.Stats); nil removes them.
-func (p *Prometheus) CollectQueues(stats func() []pull.SubscriptionCounts) {
+// from at every scrape (queue.Store.Stats); nil removes them.
+func (p *Prometheus) CollectQueues(stats func() []queue.SubscriptionCounts) {
 	if stats == nil {
 		p.queues.Store(nil)
 		return
@@ -20,7 +20,7 @@ func (p *Prometheus) CollectQueues(stats func() []pull.SubscriptionCounts) {
 
 var queueDepthDesc = prometheus.NewDesc("eventgrid_queue_events",
 	"Events a queue subscription holds, by state: available to receive, locked by a receiver, delayed by a release.",
-	[]string{labelTopic, labelSubscription, "state"}, nil)
+	[]string{labelTopic, labelSubscription, labelState}, nil)
 
 var waitingDesc = prometheus.NewDesc("eventgrid_queue_receives_waiting",
 	"Receive requests of a queue subscription waiting for events (long polling).",
@@ -28,7 +28,7 @@ var waitingDesc = prometheus.NewDesc("eventgrid_queue_receives_waiting",
 
 // queuesCollector reports the queue subscriptions' gauges at scrape time.
 type queuesCollector struct {
-	stats *atomic.Pointer[func() []pull.SubscriptionCounts]
+	stats *atomic.Pointer[func() []queue.SubscriptionCounts]
 }
 
 func (c queuesCollector) Describe(ch chan<- *prometheus.Desc) {

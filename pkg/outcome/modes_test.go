@@ -12,13 +12,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edgegrid/edgegrid/pkg/budget"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/dispatch"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/inspect"
 	"github.com/edgegrid/edgegrid/pkg/internal/mock"
 	"github.com/edgegrid/edgegrid/pkg/outcome"
-	"github.com/edgegrid/edgegrid/pkg/pull"
+	"github.com/edgegrid/edgegrid/pkg/push"
+	"github.com/edgegrid/edgegrid/pkg/queue"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/fakeclock"
@@ -35,12 +35,12 @@ import (
 // error, a queue attempt by its receiver's release.
 func TestModes_OneStory(t *testing.T) {
 	w := newWorld(t)
-	push, queue := w.sub("push", false), w.sub("queue", true)
-	w.publish(push, queue, "1", "2", "3")
+	pushSub, queueSub := w.sub("push", false), w.sub("queue", true)
+	w.publish(pushSub, queueSub, "1", "2", "3")
 
 	// Push: 2 and 3 fail their first attempt and wait a second.
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if st, _ := w.push.QueueStats(push); st.Backoff[0] != 2 || st.InFlight != 0 {
+		if st, _ := w.engine.QueueStats(pushSub); st.Backoff[0] != 2 || st.InFlight != 0 {
 			return fmt.Errorf("push queue %+v; want 2 events in back-off", st)
 		}
 		return nil
@@ -49,39 +49,39 @@ func TestModes_OneStory(t *testing.T) {
 	w.waitSent(t, 5)
 	// Queue: the receiver releases 2 and 3, then acknowledges 2 and
 	// releases 3 again.
-	got := w.receive(t, queue, 3)
-	w.settle(t, queue, pull.SettleAcknowledge, got["1"])
-	w.settle(t, queue, pull.SettleRelease, got["2"], got["3"])
-	got = w.receive(t, queue, 2)
-	w.settle(t, queue, pull.SettleAcknowledge, got["2"])
-	w.settle(t, queue, pull.SettleRelease, got["3"])
+	got := w.receive(t, queueSub, 3)
+	w.settle(t, queueSub, queue.SettleAcknowledge, got["1"])
+	w.settle(t, queueSub, queue.SettleRelease, got["2"], got["3"])
+	got = w.receive(t, queueSub, 2)
+	w.settle(t, queueSub, queue.SettleAcknowledge, got["2"])
+	w.settle(t, queueSub, queue.SettleRelease, got["3"])
 
 	// 4 fails once in each mode, and is held when its subscription goes.
-	w.publish(push, queue, "4")
+	w.publish(pushSub, queueSub, "4")
 	w.waitSent(t, 6)
-	w.settle(t, queue, pull.SettleRelease, w.receive(t, queue, 1)["4"])
+	w.settle(t, queueSub, queue.SettleRelease, w.receive(t, queueSub, 1)["4"])
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if n := w.push.HeldEvents(push); n != 1 {
+		if n := w.engine.HeldEvents(pushSub); n != 1 {
 			return fmt.Errorf("push holds %d events, want 1", n)
 		}
 		return nil
 	})
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if w.letters.count() != 2 || w.metrics.count(push.Name, "gaveUp") != 1 {
+		if w.letters.count() != 2 || w.metrics.count(pushSub.Name, "gaveUp") != 1 {
 			return fmt.Errorf("%d dead letters", w.letters.count())
 		}
 		return nil
 	})
-	w.d.SubscriptionDeleted(push)
-	w.d.SubscriptionDeleted(queue)
+	w.d.SubscriptionDeleted(pushSub)
+	w.d.SubscriptionDeleted(queueSub)
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if n := w.metrics.count(push.Name, "discarded"); n != 1 {
+		if n := w.metrics.count(pushSub.Name, "discarded"); n != 1 {
 			return fmt.Errorf("push discarded %d", n)
 		}
 		return nil
 	})
 
-	p, q := w.story(t, push), w.story(t, queue)
+	p, q := w.story(t, pushSub), w.story(t, queueSub)
 	if !p.equal(q) {
 		t.Errorf("the two modes tell different stories:\npush  %+v\nqueue %+v", p, q)
 	}
@@ -98,7 +98,7 @@ func TestModes_OneStory(t *testing.T) {
 		t.Errorf("push's story %+v\nwant %+v", p, want)
 	}
 	for sub, reason := range map[*eventgrid.EventSubscription]outcome.Reason{
-		push: outcome.MaxDeliveryAttemptsExceeded, queue: outcome.MaxDeliveryCountExceeded,
+		pushSub: outcome.MaxDeliveryAttemptsExceeded, queueSub: outcome.MaxDeliveryCountExceeded,
 	} {
 		if got := w.reasons(t, sub); !slices.Equal(got, []string{string(reason), string(reason), string(reason), string(reason), string(outcome.SubscriptionDeleted)}) {
 			t.Errorf("%s: reasons %v; want %s in the metrics, the board, the log and the dead letter, then %s", sub.Name, got, reason, outcome.SubscriptionDeleted)
@@ -115,8 +115,8 @@ type world struct {
 	metrics *records
 	letters *letters
 	sender  *mock.Sender
-	push    *delivery.Engine
-	queues  *pull.Store
+	engine  *push.Engine
+	queues  *queue.Store
 	d       *dispatch.Dispatcher
 	uid     uint64
 }
@@ -129,7 +129,7 @@ func newWorld(t *testing.T) *world {
 		Metrics:      w.metrics, Board: w.board, DeadLetterer: w.letters, Clock: w.clock,
 	}, zerolog.New(w.logs))
 	// Events 2 and 4 fail their first attempt, 3 every one.
-	w.sender = &mock.Sender{Now: w.clock.Now, SendFn: func(_ context.Context, b *delivery.Batch) error {
+	w.sender = &mock.Sender{Now: w.clock.Now, SendFn: func(_ context.Context, b *push.Batch) error {
 		switch id := idOf(b.Bodies[0]); {
 		case id == "3", (id == "2" || id == "4") && b.DeliveryCount == 0:
 			return errors.New("destination failed")
@@ -137,13 +137,13 @@ func newWorld(t *testing.T) *world {
 		return nil
 	}}
 	bud := budget.New(budget.Limits{})
-	o := delivery.DefaultOptions()
+	o := push.DefaultOptions()
 	o.Reporter, o.Budget, o.Clock, o.Backoff = rep, bud, w.clock, [2]time.Duration{time.Second, time.Second}
-	w.push = delivery.New(o, w.sender, nil, zerolog.Nop())
-	t.Cleanup(func() { _ = w.push.Close(context.Background()) })
-	w.queues = pull.New(pull.Options{Reporter: rep, Clock: w.clock}, zerolog.Nop())
+	w.engine = push.New(o, w.sender, nil, zerolog.Nop())
+	t.Cleanup(func() { _ = w.engine.Close(context.Background()) })
+	w.queues = queue.New(queue.Options{Reporter: rep, Clock: w.clock}, zerolog.Nop())
 	t.Cleanup(func() { _ = w.queues.Close(context.Background()) })
-	w.d = dispatch.New(dispatch.Options{Budget: bud, Push: w.push, Queues: w.queues, Clock: w.clock})
+	w.d = dispatch.New(dispatch.Options{Budget: bud, Push: w.engine, Queues: w.queues, Clock: w.clock})
 	return w
 }
 
@@ -203,12 +203,12 @@ func (w *world) receive(t *testing.T, sub *eventgrid.EventSubscription, n int) m
 
 func (w *world) settle(t *testing.T, sub *eventgrid.EventSubscription, kind string, tokens ...string) {
 	t.Helper()
-	var res pull.Result
+	var res queue.Result
 	var err error
 	switch kind {
-	case pull.SettleAcknowledge:
+	case queue.SettleAcknowledge:
 		res, err = w.queues.Acknowledge(sub, tokens)
-	case pull.SettleRelease:
+	case queue.SettleRelease:
 		res, err = w.queues.Release(sub, tokens, 0)
 	}
 	if err != nil || len(res.Succeeded) != len(tokens) {

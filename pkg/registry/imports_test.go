@@ -11,7 +11,7 @@ import (
 // none of them, directly or through another package.
 func TestImportsNoSender(t *testing.T) {
 	const module = "github.com/edgegrid/edgegrid/"
-	senders := []string{"pkg/servicebus", "pkg/webhook", "pkg/storagequeue", "pkg/edgehub", "pkg/deadletter", "pkg/delivery"}
+	senders := []string{"pkg/servicebus", "pkg/webhook", "pkg/storagequeue", "pkg/edgehub", "pkg/deadletter", "pkg/push"}
 	seen := map[string]string{} // package -> the package that imported it
 	var walk func(pkg, dir string)
 	walk = func(pkg, dir string) {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/azconn"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -74,7 +74,7 @@ type Sender struct {
 	entities map[string]*entity // by connection string
 }
 
-var _ delivery.Sender = (*Sender)(nil)
+var _ push.Sender = (*Sender)(nil)
 
 // New returns a Sender.
 func New(o Options) *Sender {
@@ -134,9 +134,9 @@ func (e *entity) authorization(now time.Time, lifetime time.Duration) string {
 	return e.token
 }
 
-// Send implements delivery.Sender: one batched request when the
+// Send implements push.Sender: one batched request when the
 // subscription batches, otherwise one request per event. Success is 201.
-func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
+func (s *Sender) Send(ctx context.Context, b *push.Batch) error {
 	dst := &b.Subscription.Destination
 	sender := senderName(dst.EndpointType)
 	e := s.entity(dst.ConnectionString)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
 	"github.com/edgegrid/edgegrid/pkg/servicebus/servicebustest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
@@ -22,12 +22,12 @@ func newSender(t *testing.T, ca *testpki.CA) *servicebus.Sender {
 	return servicebus.New(servicebus.Options{TLSConfig: &tls.Config{RootCAs: ca.Pool()}, UserAgent: "edgegrid/test"})
 }
 
-func batch(typ eventgrid.EndpointType, connStr string, batching bool, attrs []eventgrid.DeliveryAttribute, bodies ...string) *delivery.Batch {
+func batch(typ eventgrid.EndpointType, connStr string, batching bool, attrs []eventgrid.DeliveryAttribute, bodies ...string) *push.Batch {
 	d := eventgrid.Destination{EndpointType: typ, ConnectionString: connStr, DeliveryAttributes: attrs}
 	if batching {
 		d.MaxEventsPerBatch = 10
 	}
-	b := &delivery.Batch{Subscription: &eventgrid.EventSubscription{Topic: "t", Name: "s", Destination: d}}
+	b := &push.Batch{Subscription: &eventgrid.EventSubscription{Topic: "t", Name: "s", Destination: d}}
 	for _, s := range bodies {
 		b.Bodies = append(b.Bodies, []byte(s))
 	}
@@ -162,7 +162,7 @@ func TestSendFailures(t *testing.T) {
 	t.Run("wrong key", func(t *testing.T) {
 		bad := ns.ConnectionString("hub", "send", "d3Jvbmc=")
 		err := s.Send(ctx, batch(eventgrid.EventHub, bad, false, nil, ev1))
-		if r := delivery.Classify(err); r.Outcome != delivery.OutcomeUnauthorized {
+		if r := push.Classify(err); r.Outcome != push.OutcomeUnauthorized {
 			t.Fatalf("got %+v from %v", r, err)
 		}
 		checkNoSecret(t, err, bad)
@@ -172,7 +172,7 @@ func TestSendFailures(t *testing.T) {
 	})
 	t.Run("missing entity", func(t *testing.T) {
 		other := ns.ConnectionString("nohub", "send", "a2V5")
-		if r := delivery.Classify(s.Send(ctx, batch(eventgrid.EventHub, other, false, nil, ev1))); r.Outcome != delivery.OutcomeNotFound {
+		if r := push.Classify(s.Send(ctx, batch(eventgrid.EventHub, other, false, nil, ev1))); r.Outcome != push.OutcomeNotFound {
 			t.Fatalf("got %+v", r)
 		}
 	})
@@ -185,7 +185,7 @@ func TestSendFailures(t *testing.T) {
 	})
 	t.Run("connection refused", func(t *testing.T) {
 		dead := "Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=a;SharedAccessKey=k;EntityPath=e"
-		if r := delivery.Classify(s.Send(ctx, batch(eventgrid.EventHub, dead, false, nil, ev1))); r.Outcome != delivery.OutcomeSocketError {
+		if r := push.Classify(s.Send(ctx, batch(eventgrid.EventHub, dead, false, nil, ev1))); r.Outcome != push.OutcomeSocketError {
 			t.Fatalf("got %+v", r)
 		}
 	})

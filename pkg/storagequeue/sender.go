@@ -13,11 +13,11 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/edgegrid/edgegrid/pkg/azconn"
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 )
 
-// Sender implements delivery.Sender for StorageQueue destinations. It is
+// Sender implements push.Sender for StorageQueue destinations. It is
 // safe for concurrent use and keeps one queue client per subscription.
 type Sender struct {
 	mu      sync.Mutex
@@ -30,8 +30,8 @@ type client struct {
 }
 
 var (
-	_ delivery.Sender       = (*Sender)(nil)
-	_ delivery.PartialError = (*Error)(nil)
+	_ push.Sender       = (*Sender)(nil)
+	_ push.PartialError = (*Error)(nil)
 )
 
 // New returns a Sender.
@@ -57,17 +57,17 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// StatusCode implements delivery.StatusError.
+// StatusCode implements push.StatusError.
 func (e *Error) StatusCode() int { return e.Status }
 
-// Accepted implements delivery.PartialError: the events enqueued before
+// Accepted implements push.PartialError: the events enqueued before
 // the failure are not sent again.
 func (e *Error) Accepted() int { return e.Enqueued }
 
-// Send implements delivery.Sender: one message per event of the batch, in
+// Send implements push.Sender: one message per event of the batch, in
 // order; the first failure ends the attempt, and its *Error says how many
 // events were enqueued before it, so that a retry sends only the rest.
-func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
+func (s *Sender) Send(ctx context.Context, b *push.Batch) error {
 	q, err := s.client(b.Subscription)
 	if err != nil {
 		return err

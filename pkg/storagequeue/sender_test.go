@@ -8,8 +8,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/storagequeue"
 	"github.com/edgegrid/edgegrid/pkg/testkit/azurite"
 )
@@ -38,7 +38,7 @@ func TestSender(t *testing.T) {
 	}
 	s := storagequeue.New()
 	bodies := [][]byte{[]byte(`{"id":"1","data":{"a":1}}`), []byte(`{"id":"2","data":"ü"}`)}
-	if err := s.Send(ctx, &delivery.Batch{Subscription: sub(connStr, "events", -1), Bodies: bodies}); err != nil {
+	if err := s.Send(ctx, &push.Batch{Subscription: sub(connStr, "events", -1), Bodies: bodies}); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
 	resp, err := q.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: ptr(int32(10))})
@@ -59,8 +59,8 @@ func TestSender(t *testing.T) {
 	}
 
 	t.Run("MissingQueue", func(t *testing.T) {
-		err := s.Send(ctx, &delivery.Batch{Subscription: sub(connStr, "nosuchqueue", 0), Bodies: bodies[:1]})
-		if r := delivery.Classify(err); r.StatusCode != 404 || !strings.Contains(err.Error(), "QueueNotFound") {
+		err := s.Send(ctx, &push.Batch{Subscription: sub(connStr, "nosuchqueue", 0), Bodies: bodies[:1]})
+		if r := push.Classify(err); r.StatusCode != 404 || !strings.Contains(err.Error(), "QueueNotFound") {
 			t.Errorf("missing queue: %v (%+v)", err, r)
 		}
 	})
@@ -70,15 +70,15 @@ func TestSender(t *testing.T) {
 	t.Run("KeysInAnyCase", func(t *testing.T) {
 		loose := strings.NewReplacer("AccountName=", " accountname = ", "AccountKey=", "ACCOUNTKEY=", "QueueEndpoint=", ";queueendpoint=").Replace(connStr)
 		other := &eventgrid.EventSubscription{UID: 3, Name: "l", Destination: sub(loose, "events", 0).Destination}
-		if err := s.Send(ctx, &delivery.Batch{Subscription: other, Bodies: bodies[:1]}); err != nil {
+		if err := s.Send(ctx, &push.Batch{Subscription: other, Bodies: bodies[:1]}); err != nil {
 			t.Errorf("Send with %q: %v", loose, err)
 		}
 	})
 	t.Run("WrongKey", func(t *testing.T) {
 		wrong := "AAAA" + azurite.Key[4:]
 		other := &eventgrid.EventSubscription{UID: 2, Name: "w", Destination: sub(az.ConnectionString(wrong), "events", 0).Destination}
-		err := s.Send(ctx, &delivery.Batch{Subscription: other, Bodies: bodies[:1]})
-		if r := delivery.Classify(err); r.StatusCode != 403 || strings.Contains(err.Error(), wrong) || strings.Contains(err.Error(), "127.0.0.1") {
+		err := s.Send(ctx, &push.Batch{Subscription: other, Bodies: bodies[:1]})
+		if r := push.Classify(err); r.StatusCode != 403 || strings.Contains(err.Error(), wrong) || strings.Contains(err.Error(), "127.0.0.1") {
 			t.Errorf("wrong key: %v (%+v)", err, r)
 		}
 	})

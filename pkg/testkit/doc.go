@@ -2,7 +2,7 @@
 // (eventually, HTTP helpers), fakeclock (a clock tests move by hand),
 // logbuf (a log buffer safe for concurrent writes), testpki (certificates
 // and the workload API stand-in), sendertest (the contract every
-// delivery.Sender keeps, as one conformance suite), webhooktest (the
+// push.Sender keeps, as one conformance suite), webhooktest (the
 // receiving side of webhook interop), doctest (the hands-on blocks of the
 // Markdown pages, run as a reader pastes them), and the real counterparts
 // tests start: azurite (Azure Storage), mosquitto (MQTT) and browser

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -26,7 +26,7 @@ func BenchmarkSend(b *testing.B) {
 	s := webhook.New(webhook.Options{UserAgent: "edgegrid/bench"})
 	body := []byte(`{"id":"1","topic":"t1","subject":"s","eventType":"T","eventTime":"2020-01-01T00:00:00Z","data":{"p":"` +
 		strings.Repeat("x", 900) + `"},"dataVersion":"2.0","metadataVersion":"1"}`)
-	batch := &delivery.Batch{Subscription: webhookSub(srv.URL+"/api/events", eventgrid.EventGridSchema),
+	batch := &push.Batch{Subscription: webhookSub(srv.URL+"/api/events", eventgrid.EventGridSchema),
 		Bodies: [][]byte{body}, DeliveryCount: 0}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
@@ -55,8 +55,8 @@ func newCounted(t *testing.T, tlsCert *tls.Certificate, handler http.HandlerFunc
 	return c
 }
 
-func oneEvent(url string) *delivery.Batch {
-	return &delivery.Batch{Subscription: &eventgrid.EventSubscription{Topic: "t", Name: "s",
+func oneEvent(url string) *push.Batch {
+	return &push.Batch{Subscription: &eventgrid.EventSubscription{Topic: "t", Name: "s",
 		EventDeliverySchema: eventgrid.EventGridSchema,
 		Destination:         eventgrid.Destination{EndpointType: eventgrid.WebHook, EndpointURL: url}},
 		Bodies: [][]byte{[]byte(`{"id":"1","dataVersion":"1"}`)}}

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
@@ -31,7 +31,7 @@ type payload struct {
 // arrayPayload lays out the one request of a batch in the Batch content
 // mode, the default: a JSON array. ok is false in the Structured and
 // Binary modes, where eventPayloads lays out the requests.
-func arrayPayload(b *delivery.Batch) (p payload, ok bool) {
+func arrayPayload(b *push.Batch) (p payload, ok bool) {
 	sub := b.Subscription
 	dst := sub.Destination
 	if dst.ContentMode == eventgrid.ContentStructured || dst.ContentMode == eventgrid.ContentBinary {
@@ -49,7 +49,7 @@ func arrayPayload(b *delivery.Batch) (p payload, ok bool) {
 
 // eventPayloads lays out the requests of a batch in the Structured and
 // Binary content modes: one per event.
-func eventPayloads(b *delivery.Batch) ([]payload, error) {
+func eventPayloads(b *push.Batch) ([]payload, error) {
 	ps := make([]payload, len(b.Bodies))
 	if b.Subscription.Destination.ContentMode == eventgrid.ContentBinary {
 		for i, ev := range b.Bodies {

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
@@ -45,7 +45,7 @@ var routes = []route{viaH1, viaTransport}
 
 // deliverVia sends b as post does, the way r says, and returns what the
 // sender makes of the outcome.
-func deliverVia(ctx context.Context, s *Sender, b *delivery.Batch, r route) error {
+func deliverVia(ctx context.Context, s *Sender, b *push.Batch, r route) error {
 	p, ok := arrayPayload(b)
 	if !ok {
 		return errors.New("not a batch-mode subscription")

@@ -1,6 +1,6 @@
 // Package webhook sends delivery batches over HTTP(S): to WebHook
 // destinations, and to cloud Event Grid topics for EventGrid destinations.
-// Sender implements delivery.Sender: a batch goes as one JSON array, or one
+// Sender implements push.Sender: a batch goes as one JSON array, or one
 // request per event in the Structured and Binary content modes
 // (docs/design.md#content-modes), with the custom delivery properties as
 // headers and, when the destination has signing secrets, Standard Webhooks

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/push"
 )
 
 // Error is a failed delivery attempt of an HTTP sender: this package's, or
@@ -29,8 +29,8 @@ type Error struct {
 }
 
 var (
-	_ delivery.StatusError     = (*Error)(nil)
-	_ delivery.RetryAfterError = (*Error)(nil)
+	_ push.StatusError     = (*Error)(nil)
+	_ push.RetryAfterError = (*Error)(nil)
 )
 
 func (e *Error) Error() string {
@@ -46,10 +46,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// StatusCode implements delivery.StatusError.
+// StatusCode implements push.StatusError.
 func (e *Error) StatusCode() int { return e.Status }
 
-// RetryAfter implements delivery.RetryAfterError.
+// RetryAfter implements push.RetryAfterError.
 func (e *Error) RetryAfter() time.Duration { return e.Wait }
 
 // RequestError is the Error of a request that got no response: err's cause
@@ -81,7 +81,7 @@ var errTimeout = fmt.Errorf("no response before the delivery timeout: %w", conte
 
 // cause strips the URL from a client error, and the addresses of the
 // broker's own host (its resolver, the local end of the connection; see
-// delivery.Redact): the text is shown to those who read the API, as a
+// push.Redact): the text is shown to those who read the API, as a
 // subscription's lastError and in a failed validation handshake's answer.
 func cause(ctx context.Context, err error) error {
 	if ctx.Err() == context.DeadlineExceeded {
@@ -91,7 +91,7 @@ func cause(ctx context.Context, err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return delivery.Redact(err)
+	return push.Redact(err)
 }
 
 // maxRetryAfterSeconds is the longest delay-seconds a Duration holds.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -57,8 +57,8 @@ func TestCheckResponseAndRequestError(t *testing.T) {
 		t.Errorf("201: %v", err)
 	}
 	err := webhook.CheckResponse("servicebus", resp(503, "30"), created, now)
-	var se delivery.StatusError
-	var ra delivery.RetryAfterError
+	var se push.StatusError
+	var ra push.RetryAfterError
 	if !errors.As(err, &se) || se.StatusCode() != 503 || !errors.As(err, &ra) || ra.RetryAfter() != 30*time.Second {
 		t.Errorf("503 with Retry-After 30: %v", err)
 	}

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/h1"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/schema"
 )
 
@@ -51,7 +51,7 @@ type Sender struct {
 	endpoints endpoints
 }
 
-var _ delivery.Sender = (*Sender)(nil)
+var _ push.Sender = (*Sender)(nil)
 
 // New returns a Sender.
 func New(o Options) *Sender {
@@ -113,10 +113,10 @@ func NewHTTPClient(tlsConfig *tls.Config, dialTLS func(ctx context.Context, netw
 	}
 }
 
-// Send implements delivery.Sender. A batch becomes one request in the Batch
+// Send implements push.Sender. A batch becomes one request in the Batch
 // content mode and one request per event in the Structured and Binary modes
 // (where the first failure ends the batch's attempt).
-func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
+func (s *Sender) Send(ctx context.Context, b *push.Batch) error {
 	if p, ok := arrayPayload(b); ok {
 		return s.post(ctx, b, p)
 	}
@@ -133,7 +133,7 @@ func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
 }
 
 // post sends one request of a batch.
-func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
+func (s *Sender) post(ctx context.Context, b *push.Batch, p payload) error {
 	dst := b.Subscription.Destination
 	if dst.Validation == eventgrid.ValidationCloudEvents {
 		if err := s.wait(ctx, b.Subscription); err != nil {
@@ -163,7 +163,7 @@ func (s *Sender) post(ctx context.Context, b *delivery.Batch, p payload) error {
 // custom delivery properties, the cloud's aeg-* headers, the SAS key of
 // an EventGrid destination, the handshake's origin, the signatures and
 // the User-Agent.
-func (s *Sender) header(b *delivery.Batch, p payload) http.Header {
+func (s *Sender) header(b *push.Batch, p payload) http.Header {
 	sub := b.Subscription
 	dst := sub.Destination
 	h := make(http.Header, 8)

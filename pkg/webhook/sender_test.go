@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -69,12 +69,12 @@ func egEvent(id, topic string) *eventgrid.Event {
 	return &eventgrid.Event{ID: id, Type: "T", Subject: "s", HasSubject: true, DataVersion: "2.0", Body: []byte(body)}
 }
 
-func batch(sub *eventgrid.EventSubscription, count int, evs ...*eventgrid.Event) *delivery.Batch {
+func batch(sub *eventgrid.EventSubscription, count int, evs ...*eventgrid.Event) *push.Batch {
 	bodies := make([][]byte, len(evs))
 	for i, ev := range evs {
 		bodies[i] = ev.Body
 	}
-	return &delivery.Batch{Subscription: sub, Bodies: bodies, DeliveryCount: count}
+	return &push.Batch{Subscription: sub, Bodies: bodies, DeliveryCount: count}
 }
 
 func webhookSub(url string, schema eventgrid.InputSchema) *eventgrid.EventSubscription {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/webhook"
 )
 
@@ -22,7 +22,7 @@ func TestSender_ConnectionRefused(t *testing.T) {
 	ln.Close()
 	s := webhook.New(webhook.Options{})
 	err = s.Send(context.Background(), batch(webhookSub(url, eventgrid.EventGridSchema), 0, egEvent("1", "t")))
-	if got := delivery.Classify(err); got.Outcome != delivery.OutcomeSocketError {
+	if got := push.Classify(err); got.Outcome != push.OutcomeSocketError {
 		t.Errorf("connection refused: %+v", got)
 	}
 }

@@ -6,7 +6,7 @@
 //
 // Every type is safe for concurrent use, so that a recorder can sit behind a
 // real HTTP server while a test reads it. Sender, the fake of
-// delivery.Sender, does both: a function field answers, and every call is
+// push.Sender, does both: a function field answers, and every call is
 // recorded. The package imports the standard library and packages
 // eventgrid, delivery (for Sender) and rawjson.
 package mock

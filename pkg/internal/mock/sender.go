@@ -8,19 +8,19 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/rawjson"
 )
 
-var _ delivery.Sender = (*Sender)(nil)
+var _ push.Sender = (*Sender)(nil)
 
-// Sender is the fake of delivery.Sender: SendFn answers each batch (a nil
+// Sender is the fake of push.Sender: SendFn answers each batch (a nil
 // SendFn accepts every one), and every call is recorded, when it returns,
 // with copies of what it was given, so that a test can read it after the
 // engine has reused the batch. Sender keeps the contract of
 // pkg/testkit/sendertest and is safe for concurrent use when SendFn is.
 type Sender struct {
-	SendFn func(ctx context.Context, b *delivery.Batch) error
+	SendFn func(ctx context.Context, b *push.Batch) error
 	// Now stamps the calls; nil means time.Now. A test on a fake clock
 	// passes the clock's Now.
 	Now func() time.Time
@@ -56,9 +56,9 @@ func (c SendCall) IDs() []string {
 	return ids
 }
 
-// Send implements delivery.Sender: it returns what SendFn returns, and
+// Send implements push.Sender: it returns what SendFn returns, and
 // records the call.
-func (s *Sender) Send(ctx context.Context, b *delivery.Batch) error {
+func (s *Sender) Send(ctx context.Context, b *push.Batch) error {
 	var call SendCall
 	if !s.Discard {
 		now := time.Now

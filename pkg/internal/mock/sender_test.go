@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	dl "github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/internal/mock"
+	dl "github.com/edgegrid/edgegrid/pkg/push"
 )
 
 func sendBatch(t *testing.T, s *mock.Sender, sub string, count int, ids ...string) error {

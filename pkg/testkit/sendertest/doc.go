@@ -1,4 +1,4 @@
-// Package sendertest holds the contract every delivery.Sender keeps, as one
+// Package sendertest holds the contract every push.Sender keeps, as one
 // conformance suite in the style of watermill's tests.TestPubSub: a
 // sender's package calls TestSender with the Features of its protocol and
 // a Constructor that sets up a real counterpart (a loopback HTTP server, a

@@ -5,9 +5,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/internal/mock"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/testkit/sendertest"
 )
 
@@ -17,7 +17,7 @@ func TestSender_Fake(t *testing.T) {
 	sendertest.TestSender(t, sendertest.Features{}, func(t *testing.T) sendertest.Counterpart {
 		var hung atomic.Bool
 		s := &mock.Sender{}
-		s.SendFn = func(ctx context.Context, _ *delivery.Batch) error {
+		s.SendFn = func(ctx context.Context, _ *push.Batch) error {
 			if hung.Load() {
 				<-ctx.Done()
 			}

@@ -10,25 +10,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgegrid/edgegrid/pkg/delivery"
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
+	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 )
 
 // Features are what a sender's protocol has, and so what the suite checks.
 type Features struct {
 	// Statuses: the destination answers each request with an HTTP status,
-	// and a failed Send reports it as a delivery.StatusError.
+	// and a failed Send reports it as a push.StatusError.
 	Statuses bool
 	// RetryAfter: a Retry-After header (delay-seconds or an HTTP date) on a
-	// 429 or 503 answer reaches the engine as a delivery.RetryAfterError.
+	// 429 or 503 answer reaches the engine as a push.RetryAfterError.
 	RetryAfter bool
 }
 
 // Counterpart is what a sender's test sets up for one test of the suite: the
 // sender, and a real destination it delivers to.
 type Counterpart struct {
-	Sender delivery.Sender
+	Sender push.Sender
 	// Subscription delivers to the destination. The suite sends all of a
 	// test's batches to it.
 	Subscription *eventgrid.EventSubscription
@@ -53,7 +53,7 @@ type Constructor func(t *testing.T) Counterpart
 // happen in milliseconds; the bound is for machines under load.
 const waitFor = 20 * time.Second
 
-// TestSender runs the contract every delivery.Sender keeps against the
+// TestSender runs the contract every push.Sender keeps against the
 // counterparts newCounterpart sets up, one per test.
 func TestSender(t *testing.T, f Features, newCounterpart Constructor) {
 	t.Run("Delivers", func(t *testing.T) { testDelivers(t, newCounterpart(t)) })
@@ -75,8 +75,8 @@ func event(id string) []byte {
 	return []byte(`{"id":"` + id + `","topic":"t","subject":"s/` + id + `","eventType":"T","eventTime":"2024-01-01T00:00:00Z","data":{"n":"` + id + `"},"dataVersion":"1","metadataVersion":"1"}`)
 }
 
-func batchOf(sub *eventgrid.EventSubscription, ids ...string) *delivery.Batch {
-	b := &delivery.Batch{Subscription: sub}
+func batchOf(sub *eventgrid.EventSubscription, ids ...string) *push.Batch {
+	b := &push.Batch{Subscription: sub}
 	for _, id := range ids {
 		b.Bodies = append(b.Bodies, event(id))
 	}
@@ -84,7 +84,7 @@ func batchOf(sub *eventgrid.EventSubscription, ids ...string) *delivery.Batch {
 }
 
 // send makes one Send with a context of the engine's kind: a deadline.
-func send(c Counterpart, b *delivery.Batch) error {
+func send(c Counterpart, b *push.Batch) error {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	return c.Sender.Send(ctx, b)
@@ -133,7 +133,7 @@ func testDelivers(t *testing.T, c Counterpart) {
 	mustReceive(t, c, false, want...)
 }
 
-// statusOnly is the plainest delivery.StatusError: what the engine makes
+// statusOnly is the plainest push.StatusError: what the engine makes
 // of it is what it must make of every sender's error with that status.
 type statusOnly int
 
@@ -146,7 +146,7 @@ func testStatusErrors(t *testing.T, c Counterpart) {
 	for _, status := range []int{400, 401, 403, 404, 408, 413, 429, 500, 503} {
 		c.Fail(status, "")
 		err := send(c, batchOf(c.Subscription, fmt.Sprint("failed-", status)))
-		got, want := delivery.Classify(err), delivery.Classify(statusOnly(status))
+		got, want := push.Classify(err), push.Classify(statusOnly(status))
 		if err == nil || got.StatusCode != status || got.Outcome != want.Outcome {
 			t.Errorf("answered %d: Send = %v, classified %+v; want status %d, outcome %s", status, err, got, status, want.Outcome)
 		}
@@ -172,7 +172,7 @@ func testRetryAfter(t *testing.T, c Counterpart) {
 		{503, "", 0, 0},
 	} {
 		c.Fail(tt.status, tt.header)
-		r := delivery.Classify(send(c, batchOf(c.Subscription, "busy")))
+		r := push.Classify(send(c, batchOf(c.Subscription, "busy")))
 		if r.StatusCode != tt.status || r.RetryAfter < tt.least || r.RetryAfter > tt.most {
 			t.Errorf("%d with Retry-After %q: classified %+v, want a wait of %v to %v", tt.status, tt.header, r, tt.least, tt.most)
 		}
@@ -192,7 +192,7 @@ func testContextEnds(t *testing.T, c Counterpart) {
 	go func() { done <- c.Sender.Send(ctx, batchOf(c.Subscription, "hung")) }()
 	select {
 	case err := <-done:
-		if r := delivery.Classify(err); err == nil || r.Outcome != delivery.OutcomeTimedOut {
+		if r := push.Classify(err); err == nil || r.Outcome != push.OutcomeTimedOut {
 			t.Errorf("Send to a hung destination = %v, classified %+v; want a timeout", err, r)
 		}
 	case <-time.After(waitFor):

@@ -384,6 +384,7 @@ func apiOptions(cfg config.Config) api.Options {
 		MaxEventStreams:      cfg.MaxEventStreams,
 		EventStreamHeartbeat: time.Duration(cfg.EventStreamHeartbeatSeconds) * time.Second,
 		MaxConnections:       cfg.MaxConnections,
+		MaxWaitingReceives:   cfg.MaxWaitingReceives,
 	}
 }
 

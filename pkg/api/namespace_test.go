@@ -207,6 +207,46 @@ func TestReceive_WaitingLimit(t *testing.T) {
 	}
 }
 
+// TestReceive_ClientShare: one client may have at most half of
+// broker__maxWaitingReceives in progress, so that it cannot keep others
+// out; another client's receive still waits.
+func TestReceive_ClientShare(t *testing.T) {
+	qs := newQueueServer(t, queue.Options{MaxWaiting: 4}, withAPI(func(o *api.Options) { o.MaxWaitingReceives = 4 }))
+	const path = "/topics/t/eventSubscriptions/q:receive?maxWaitTime=60"
+	done := make(chan response, 3)
+	for range 2 {
+		go func() { done <- qs.doVersion(t, http.MethodPost, path, nsVersion, "", nil) }()
+	}
+	waiting := func(n int) func() error {
+		return func() error {
+			if c, _ := qs.store.Counts(mustSub(t, qs)); c.Waiting != n {
+				return fmt.Errorf("%d receives waiting, want %d", c.Waiting, n)
+			}
+			return nil
+		}
+	}
+	brokertest.Eventually(t, 5*time.Second, waiting(2))
+	r := qs.doVersion(t, http.MethodPost, path, nsVersion, "", nil)
+	msg := mustError(t, r, http.StatusServiceUnavailable, eventgrid.EUnavailable)
+	if !strings.Contains(msg, "at most 2 receives in progress (half of broker__maxWaitingReceives)") || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("a third receive of one client: %s, Retry-After %q", msg, r.Header.Get("Retry-After"))
+	}
+	// Another client, from another loopback address, still waits.
+	other := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
+	t.Cleanup(other.CloseIdleConnections)
+	go func() {
+		st, h, b := brokertest.Do(t, other, http.MethodPost, qs.url(path, nsVersion), "", nil)
+		done <- response{st, h, b}
+	}()
+	brokertest.Eventually(t, 5*time.Second, waiting(3))
+	qs.seed(t, 3, []byte(`{"id":"1"}`))
+	for range 3 {
+		if r := <-done; r.Status != http.StatusOK {
+			t.Fatalf("a waiting receive: %d %s", r.Status, r.Body)
+		}
+	}
+}
+
 // TestReceive_EndsAtClose: a receive waiting for events when the server
 // closes answers at once with none, and the close does not wait for its
 // long poll; the queue itself stays open.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -40,7 +41,7 @@ func (s *Server) receive(c echo.Context) error {
 	deadline := time.Now().Add(wait + s.opts.RequestTimeout)
 	_ = rc.SetReadDeadline(deadline)
 	_ = rc.SetWriteDeadline(deadline)
-	got, err := s.waitingReceive(c.Request().Context(), sub, maxEvents, wait)
+	got, err := s.waitingReceive(c.Request().Context(), clientOf(c.Request()), sub, maxEvents, wait)
 	if err != nil {
 		if eventgrid.ErrorCode(err) == eventgrid.EUnavailable {
 			// Too many receives wait: Retry-After, and the connection
@@ -67,12 +68,21 @@ func (s *Server) receive(c echo.Context) error {
 
 // waitingReceive is the queue's receive, which ends with no events, and no
 // error, once the server closes.
-func (s *Server) waitingReceive(ctx context.Context, sub *eventgrid.EventSubscription, max int, wait time.Duration) ([]queue.Received, error) {
+func (s *Server) waitingReceive(ctx context.Context, client string, sub *eventgrid.EventSubscription, maxEvents int, wait time.Duration) ([]queue.Received, error) {
+	if limit := s.opts.MaxWaitingReceives; limit > 0 {
+		// The store bounds the receives waiting across the broker; one
+		// client may have half of them in progress, so that it cannot
+		// keep the others out.
+		if s.polls.take(client, math.MaxInt, halfOf(limit)) != refuseNone {
+			return nil, eventgrid.Errorf(eventgrid.EUnavailable, "One client may have at most %d receives in progress (half of broker__maxWaitingReceives); this client has them already: retry later, or receive with a shorter maxWaitTime.", halfOf(limit))
+		}
+		defer s.polls.give(client)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.closing, cancel)
 	defer stop()
-	got, err := s.svc.Queues.Receive(ctx, sub, max, wait)
+	got, err := s.svc.Queues.Receive(ctx, sub, maxEvents, wait)
 	if err != nil && s.closing.Err() != nil && errors.Is(err, context.Canceled) {
 		return nil, nil // the broker stops: an empty answer
 	}

@@ -63,6 +63,10 @@ type Options struct {
 	// holds the stop; zero means DefaultReceiveGrace, negative cuts them
 	// at once.
 	ReceiveGrace time.Duration
+	// MaxWaitingReceives is the broker's bound on receives waiting for
+	// events (broker__maxWaitingReceives, which the queue store holds):
+	// one client may have at most half of it in progress; 0: no share.
+	MaxWaitingReceives int
 	// MaxEventStreams bounds the live tails and outcome streams open at
 	// once (api__maxEventStreams); 0 refuses them all.
 	MaxEventStreams int
@@ -167,7 +171,8 @@ type Server struct {
 	authLog   logLimiter
 	bodies    byteBudget // bytes of request bodies being read
 	answers   answerSet  // receive answers being written
-	streams   streamSet  // event streams open
+	streams   shareSet   // event streams open
+	polls     shareSet   // receives in progress
 	conns     *connSet   // client connections open
 	// stopping is set once Close has begun: every answer written from then
 	// on closes its connection, and a request read from then on is

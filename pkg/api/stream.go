@@ -43,39 +43,47 @@ func (s *Server) deliveries(c echo.Context) error {
 		eventgrid.Errorf(eventgrid.ESubscriptionMissing, "Event subscription %q does not exist in topic %q.", sub.Name, sub.Topic))
 }
 
-// streamSet counts the event streams open, across the broker and by
-// client (the address a connection comes from).
-type streamSet struct {
+// shareSet counts what clients hold open (event streams, long polls),
+// across the broker and by client (the host of the connection's remote
+// address), so that one client holds at most half of a limit.
+type shareSet struct {
 	mu       sync.Mutex
 	open     int
 	byClient map[string]int
 }
 
-// take opens a stream for client, within limit across the broker and half
-// of it (at least one) for one client; it returns the refusal, naming the
-// bound, when the stream would pass either.
-func (ss *streamSet) take(client string, limit int) error {
-	share := max(limit/2, 1)
+// refusal says which bound a take would pass: none, the broker's, or the
+// client's share.
+type refusal uint8
+
+const (
+	refuseNone refusal = iota
+	refuseAll
+	refuseShare
+)
+
+// take counts one more for client, within limit across the broker and
+// share for one client; it counts nothing and says which bound it would
+// pass otherwise.
+func (ss *shareSet) take(client string, limit, share int) refusal {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	switch {
 	case ss.open >= limit:
-		return &retryAfterError{seconds: streamRetryAfter, closeConn: true, err: eventgrid.Errorf(eventgrid.ETooManyStreams,
-			"At most %d event streams may be open at once (api__maxEventStreams).", limit)}
+		return refuseAll
 	case ss.byClient[client] >= share:
-		return &retryAfterError{seconds: streamRetryAfter, closeConn: true, err: eventgrid.Errorf(eventgrid.ETooManyStreams,
-			"One client may hold at most %d of the %d event streams (half of api__maxEventStreams); this client holds them already.", share, limit)}
+		return refuseShare
 	}
 	if ss.byClient == nil {
 		ss.byClient = map[string]int{}
 	}
 	ss.open++
 	ss.byClient[client]++
-	return nil
+	return refuseNone
 }
 
-// give closes a stream of client.
-func (ss *streamSet) give(client string) {
+// give counts one less for client.
+func (ss *shareSet) give(client string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.open--
@@ -84,8 +92,26 @@ func (ss *streamSet) give(client string) {
 	}
 }
 
-// clientOf is who a request comes from, for the streams' share: the host
-// of its connection's remote address.
+// takeStream opens an event stream for client, or returns the refusal,
+// naming the bound it would pass.
+func (s *Server) takeStream(client string) error {
+	limit := s.opts.MaxEventStreams
+	switch s.streams.take(client, limit, halfOf(limit)) {
+	case refuseAll:
+		return &retryAfterError{seconds: streamRetryAfter, closeConn: true, err: eventgrid.Errorf(eventgrid.ETooManyStreams,
+			"At most %d event streams may be open at once (api__maxEventStreams).", limit)}
+	case refuseShare:
+		return &retryAfterError{seconds: streamRetryAfter, closeConn: true, err: eventgrid.Errorf(eventgrid.ETooManyStreams,
+			"One client may hold at most %d of the %d event streams (half of api__maxEventStreams); this client holds them already.", halfOf(limit), limit)}
+	}
+	return nil
+}
+
+// halfOf is a client's share of limit: half, at least one.
+func halfOf(limit int) int { return max(limit/2, 1) }
+
+// clientOf is who a request comes from, for the shares of streams and
+// long polls: the host of its connection's remote address.
 func clientOf(r *http.Request) string {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host
@@ -107,7 +133,7 @@ func clientOf(r *http.Request) string {
 // gives its place back in time (docs/console.md#live-tail).
 func (s *Server) serveStream(c echo.Context, open func() *inspect.Stream, gone error) error {
 	client := clientOf(c.Request())
-	if err := s.streams.take(client, s.opts.MaxEventStreams); err != nil {
+	if err := s.takeStream(client); err != nil {
 		return err
 	}
 	defer s.streams.give(client)

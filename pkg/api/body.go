@@ -163,13 +163,13 @@ func (s *Server) bodiesBusy() error {
 		"The broker is reading its limit of request bodies (api__maxBodyBytesInFlight %d bytes); retry later.", s.opts.MaxBodyBytesInFlight)})
 }
 
-// byteBudget counts bytes against a limit; a limit of 0 or less never refuses.
-type byteBudget struct {
+// bytesInFlight counts bytes against a limit; a limit of 0 or less never refuses.
+type bytesInFlight struct {
 	limit int64
 	used  atomic.Int64
 }
 
-func (b *byteBudget) take(n int64) bool {
+func (b *bytesInFlight) take(n int64) bool {
 	if n <= 0 {
 		return true
 	}
@@ -180,7 +180,7 @@ func (b *byteBudget) take(n int64) bool {
 	return true
 }
 
-func (b *byteBudget) give(n int64) {
+func (b *bytesInFlight) give(n int64) {
 	if n > 0 {
 		b.used.Add(-n)
 	}

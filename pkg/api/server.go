@@ -169,11 +169,11 @@ type Server struct {
 	log       zerolog.Logger
 	echo      *echo.Echo
 	authLog   logLimiter
-	bodies    byteBudget // bytes of request bodies being read
-	answers   answerSet  // receive answers being written
-	streams   shareSet   // event streams open
-	polls     shareSet   // receives in progress
-	conns     *connSet   // client connections open
+	bodies    bytesInFlight // bytes of request bodies being read
+	answers   answerSet     // receive answers being written
+	streams   shareSet      // event streams open
+	polls     shareSet      // receives in progress
+	conns     *connSet      // client connections open
 	// stopping is set once Close has begun: every answer written from then
 	// on closes its connection, and a request read from then on is
 	// answered 503. closing is done then too: receives still waiting for

@@ -196,9 +196,9 @@ func TestAPI_ConnectionBound(t *testing.T) {
 	// was just read may not be idle yet for the broker, and then a new one
 	// is refused rather than taking its place. An answer within 200 ms
 	// other than that refusal is returned; none means the request waits.
-	admitted := func(send func(*rawConn)) (*rawConn, *http.Response, string) {
+	admitted := func(from string, send func(*rawConn)) (*rawConn, *http.Response, string) {
 		for {
-			c := mustDialFrom(t, b.URL, "")
+			c := mustDialFrom(t, b.URL, from)
 			send(c)
 			resp, body, err := c.read(200 * time.Millisecond)
 			if err != nil {
@@ -216,7 +216,7 @@ func TestAPI_ConnectionBound(t *testing.T) {
 	// longest, so the first ones are closed and the last kept.
 	var idle []*rawConn
 	for range 8 {
-		c, resp, body := admitted(health)
+		c, resp, body := admitted("", health)
 		if resp == nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET /healthz: %v %s", resp, body)
 		}
@@ -232,11 +232,12 @@ func TestAPI_ConnectionBound(t *testing.T) {
 	// Three receives wait, a fourth is refused for the waiting limit and
 	// closes its connection. (A connection whose answer was just read may
 	// not be idle yet for the broker: then a new one is refused for the
-	// bound, and tried again.)
+	// bound, and tried again.) Each comes from its own loopback address:
+	// one client may hold only half of the waiting receives.
 	receive := "/topics/t/eventSubscriptions/q:receive?" + nsAPI + "&maxWaitTime=60"
 	var waiting []*rawConn
-	for range 3 {
-		c, resp, body := admitted(func(c *rawConn) { c.send(http.MethodPost, receive, "") })
+	for i := range 3 {
+		c, resp, body := admitted(fmt.Sprintf("127.0.0.%d", 2+i), func(c *rawConn) { c.send(http.MethodPost, receive, "") })
 		if resp != nil {
 			t.Fatalf("a receive answered %d %s; want it to wait", resp.StatusCode, body)
 		}
@@ -249,7 +250,7 @@ func TestAPI_ConnectionBound(t *testing.T) {
 		return nil
 	})
 	eventually(t, 10*time.Second, func() error {
-		over := mustDialFrom(t, b.URL, "")
+		over := mustDialFrom(t, b.URL, "127.0.0.5")
 		over.send(http.MethodPost, receive, "")
 		resp, body := over.mustRead("a receive beyond the waiting limit")
 		if strings.Contains(body, "TooManyConnections") {
@@ -266,7 +267,7 @@ func TestAPI_ConnectionBound(t *testing.T) {
 
 	// Four connections, none idle: three receives waiting and one
 	// request being sent. A fifth is refused.
-	if _, resp, body := admitted(func(c *rawConn) {
+	if _, resp, body := admitted("", func(c *rawConn) {
 		_, _ = io.WriteString(c.conn, "POST /topics/t:publish?"+nsAPI+" HTTP/1.1\r\nHost: broker\r\nContent-Type: application/cloudevents+json\r\nContent-Length: 1000\r\n\r\n{")
 	}); resp != nil {
 		t.Fatalf("a publish half sent answered %d %s", resp.StatusCode, body)

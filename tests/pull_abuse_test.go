@@ -177,10 +177,13 @@ func TestPull_SigtermSlowReader(t *testing.T) {
 // event does not, and the waiting ones are served.
 func TestPull_WaitingLimit(t *testing.T) {
 	b := queueBroker(t, nil, []string{"q", "r"}, "broker__maxWaitingReceives", "3")
+	// Each waiting receive comes from its own loopback address: one client
+	// may hold only half of the waiting receives.
 	answers := make(chan int, 3)
-	for range 3 {
+	for i := range 3 {
+		client := clientFrom(t, fmt.Sprintf("127.0.0.%d", 2+i))
 		go func() {
-			code, _, _ := do(t, nil, http.MethodPost, b.URL+"/topics/t/eventSubscriptions/q:receive?"+nsAPI+"&maxWaitTime=60", "", nil)
+			code, _, _ := do(t, client, http.MethodPost, b.URL+"/topics/t/eventSubscriptions/q:receive?"+nsAPI+"&maxWaitTime=60", "", nil)
 			answers <- code
 		}()
 	}

@@ -62,6 +62,7 @@ func readyz(t testing.TB, b *broker) (int, map[string]any) {
 // the subscription is applied within seconds of the endpoint answering,
 // without the declaration changing.
 func TestLiveConfig_HandshakeToAnEndpointUpLater(t *testing.T) {
+	// Serial (see doc.go): listens on a port found free earlier, which another test could take meanwhile.
 	addr := freeAddr(t)
 	file := filepath.Join(t.TempDir(), "desired.json")
 	doc := mustJSON(t, map[string]any{"topics": map[string]any{"orders": map[string]any{}},
@@ -110,6 +111,7 @@ func TestLiveConfig_HandshakeToAnEndpointUpLater(t *testing.T) {
 // closed (/healthz answers at once) nor the other declared entries, and a
 // SIGTERM while their handshakes wait stops the broker promptly.
 func TestLiveConfig_HungHandshakesHoldNothing(t *testing.T) {
+	t.Parallel()
 	subs := map[string]any{}
 	for i := range 3 {
 		subs[fmt.Sprintf("hung%d", i)] = validatedHook("orders", newHungListener(t).URL+"/hook")
@@ -154,6 +156,7 @@ func TestLiveConfig_HungHandshakesHoldNothing(t *testing.T) {
 // twin's reported properties; once the endpoint answers, the broker's
 // retry applies it and the report clears, with no new desired properties.
 func TestLiveConfig_TwinRetriesReported(t *testing.T) {
+	// Serial (see doc.go): listens on a port found free earlier, which another test could take meanwhile.
 	addr := freeAddr(t)
 	mq := mosquitto.Start(t, mosquitto.Options{Users: map[string]string{"module": "module-pass", "hub": "hub-pass"}})
 	hub := startTwinHub(t, mq, "hub", "hub-pass", map[string]any{

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -93,11 +92,7 @@ func TestInterop_Handshakes(t *testing.T) {
 			map[string]any{"properties": map[string]any{"destination": dest}})
 		return code, string(body)
 	}
-	closed := func() string {
-		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		defer ln.Close()
-		return "http://" + ln.Addr().String() + "/hook"
-	}()
+	closed := "http://" + freeAddr(t) + "/hook" // nothing listens there
 	for _, tt := range []struct {
 		name, url, mode string
 		want            int

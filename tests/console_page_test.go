@@ -225,7 +225,7 @@ func indexOf(xs []string, x string) int {
 // its own words that the broker does not answer, since when, and from when
 // its figures are; then that the broker has restarted.
 func TestConsole_BrowserBrokerStops(t *testing.T) {
-	// Serial (see doc.go): starts the broker again on its port, which another test could take meanwhile.
+	t.Parallel()
 	port := doctest.FreeAddr(t)
 	port = port[strings.LastIndexByte(port, ':')+1:]
 	c := newBareScene(t, "api__httpPort", port)

@@ -118,7 +118,7 @@ func TestDestinations_EdgeHubUnavailable(t *testing.T) {
 // for edgeHub, configured with the edgehub__* keys, and survives the MQTT
 // broker's restart.
 func TestDestinations_EdgeHub(t *testing.T) {
-	// Serial (see doc.go): restarts mosquitto on its port, which another test could take meanwhile.
+	t.Parallel()
 	b, mq, sub := startEdgeHubBroker(t, true)
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	createSubscription(t, b.URL, "t", "s", map[string]any{

@@ -22,14 +22,18 @@
 //     bound with little slack (an answer within 2 s, a retry within 20 %
 //     of its schedule), or steps that must fit a short scaled lock or time
 //     to live; a lower bound measured from a moment the test itself picks,
-//     late under load, is one too;
-//   - frees a port and expects it back (a counterpart restarted on its
-//     port, a port found free and listened on later), which another test
-//     could take meanwhile.
+//     late under load, is one too.
 //
-// Go runs the serial tests first, one at a time, with nothing else
-// running; then the parallel ones. A parallel test's own timing
-// assertions leave seconds of slack. Tests that share a file of the
-// repository (the README's and the pages' shells build into bin/) hold a
-// lock for it (repoBin) rather than run serially.
+// Go runs the serial tests first, one at a time, with nothing else of this
+// package running; then the parallel ones. A parallel test's own timing
+// assertions leave seconds of slack, and its scaled times are long enough
+// for its steps under load.
+//
+// Shared things need care. A port that something listens on only later (a
+// counterpart started, or restarted on its port; a page's broker) comes
+// from brokertest.FreePort, below the system's ephemeral range, where no
+// listener on port 0 of another test lands meanwhile. Tests that share a
+// file of the repository (the README's and the pages' shells build into
+// bin/) hold a lock for it (repoBin) rather than run at the same time. No
+// test changes the process's environment or working folder.
 package tests

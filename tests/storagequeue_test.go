@@ -131,7 +131,7 @@ func TestStorageQueue_EndToEnd(t *testing.T) {
 // with faults (random webhook failures, Event Hubs refusals, the MQTT broker
 // restarted mid-run); every event reaches every destination.
 func TestDestinations_Conservation(t *testing.T) {
-	// Serial (see doc.go): restarts mosquitto on its port, which another test could take meanwhile.
+	t.Parallel()
 	az := azurite.Start(t)
 	connStr := az.ConnectionString(azurite.Key)
 	q, err := azqueue.NewQueueClientFromConnectionString(connStr, "events", nil)

@@ -73,6 +73,7 @@ func givenUp(t *testing.T, base, topic, sub string) []map[string]any {
 // redriven once its endpoint is fixed: each is delivered once, to that
 // subscription only, and a second redrive moves none of them again.
 func TestActions_RedrivePush(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("metrics__reporterType", "prometheus"))
 	failing, other := newSwitchSink(t), newSink(t, nil)
 	createTopic(t, b.URL, "orders", "EventGridSchema")
@@ -140,6 +141,7 @@ func TestActions_RedrivePush(t *testing.T) {
 // Retry-After, and either moves nothing; bad bodies are 400 naming what is
 // wrong.
 func TestActions_RedriveBudget(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("broker__maxQueuedEventsPerSubscription", "3", "broker__publishHoldInMilliseconds", "0"))
 	k := newSwitchSink(t)
 	createTopic(t, b.URL, "orders", "EventGridSchema")
@@ -197,15 +199,18 @@ func TestActions_RedriveBudget(t *testing.T) {
 // their receiver and events that outlived their time to live are redriven
 // alike, and received again as new (delivery count 1).
 func TestActions_RedriveQueue(t *testing.T) {
+	t.Parallel()
+	// A minute's lock and time to live last 6 s: time enough for the
+	// receive and the reject under the load of other tests.
 	b := queueBroker(t, map[string]any{"receiveLockDurationInSeconds": 60, "maxDeliveryCount": 5, "eventTimeToLive": "PT1M"},
-		[]string{"q"}, "broker__queueTimeScale", "0.02") // a minute's time to live lasts 1.2 s
+		[]string{"q"}, "broker__queueTimeScale", "0.1")
 	publishCE(t, b.URL, `{"specversion":"1.0","id":"rejected","source":"/s","type":"t"}`)
 	got := receiveIDs(t, b.URL, "q", 1)
 	act(t, b.URL, "t", "q", "pause", nil, http.StatusOK) // the next one is not received before it expires
 	mustDo(t, http.MethodPost, b.URL+"/topics/t/eventSubscriptions/q:reject?"+nsAPI, "application/json",
 		map[string]any{"lockTokens": []string{got[0].token}}, http.StatusOK)
 	publishCE(t, b.URL, `{"specversion":"1.0","id":"expired","source":"/s","type":"t"}`)
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, 20*time.Second, func() error {
 		if n := len(givenUp(t, b.URL, "t", "q")); n != 2 {
 			return fmt.Errorf("%d given up", n)
 		}
@@ -262,6 +267,7 @@ func receiveIDs(t *testing.T, base, sub string, n int) []receivedEvent {
 // a forced attempt does not count. Once the endpoint is fixed, one more
 // delivers everything.
 func TestActions_RetryNowNeverGivesUp(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, merge(devEnv(), "broker__backoffIntervals", "1h,1h"))
 	k := newSwitchSink(t)
 	createTopic(t, b.URL, "orders", "EventGridSchema")
@@ -308,6 +314,7 @@ func TestActions_RetryNowNeverGivesUp(t *testing.T) {
 // reads Paused with pausedSince in GET and in the metrics, and delivers
 // what arrived meanwhile once resumed.
 func TestActions_PauseResumePush(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("metrics__reporterType", "prometheus"))
 	k := newSink(t, nil)
 	createTopic(t, b.URL, "orders", "EventGridSchema")
@@ -346,6 +353,7 @@ func TestActions_PauseResumePush(t *testing.T) {
 // receive hands nothing out and waits, as on an empty queue, and the
 // status says a receiver waits; resuming hands it the events.
 func TestActions_PauseResumeQueue(t *testing.T) {
+	t.Parallel()
 	b := queueBroker(t, map[string]any{"receiveLockDurationInSeconds": 60, "maxDeliveryCount": 5}, []string{"q"})
 	if st := statusOf(t, b.URL, "t", "q"); st["state"] != "Idle" {
 		t.Errorf("empty: %v", st)
@@ -383,6 +391,7 @@ func TestActions_PauseResumeQueue(t *testing.T) {
 // TestActions_Purge: purge drops what waits, push and queue, counted as
 // dropped with the reason Purged, and leaves a receiver's locked events.
 func TestActions_Purge(t *testing.T) {
+	t.Parallel()
 	b := queueBroker(t, map[string]any{"receiveLockDurationInSeconds": 60, "maxDeliveryCount": 5}, []string{"q"},
 		"broker__backoffIntervals", "1h,1h")
 	k := newSwitchSink(t)
@@ -417,6 +426,7 @@ func TestActions_Purge(t *testing.T) {
 // 409 as PUT does, naming the source; the declaration's "paused" pauses
 // it, and a change of the declaration resumes it, live.
 func TestActions_Declared(t *testing.T) {
+	t.Parallel()
 	k := newSink(t, nil)
 	declare := func(paused bool) string {
 		return mustJSON(t, map[string]any{

@@ -11,6 +11,7 @@ import (
 // Refused requests are counted by kind in eventgrid_auth_failures_total and
 // logged as warnings at most once per interval, never with the key.
 func TestAuthFailures_MetricAndLog(t *testing.T) {
+	t.Parallel()
 	const key = "Y29ycmVjdCBrZXkgZm9yIHRoZSBhdXRoIHRlc3Q="
 	const wrong = "d3Jvbmcga2V5IGZvciB0aGUgYXV0aCB0ZXN0ISE="
 	b := startBroker(t, merge(devEnv(),

@@ -100,6 +100,7 @@ func (c *rawConn) closed(timeout time.Duration) bool {
 // never reads, on a quiet topic, gives its place back within twice the
 // timeout; and one client holds at most half of the streams.
 func TestInspection_StreamLifetime(t *testing.T) {
+	// Serial (see doc.go): a stream's place must come free within 1 s of twice the request timeout.
 	const timeout = 4 * time.Second // api__requestTimeoutInSeconds
 	s := newInspectScene(t, "api__maxEventStreams", "4", "api__requestTimeoutInSeconds", "4")
 
@@ -190,6 +191,7 @@ func doFrom(t *testing.T, from, method, url string) (*http.Response, string) {
 // TooManyConnections with Connection: close and closed. The 503 of a
 // receive beyond broker__maxWaitingReceives closes its connection too.
 func TestAPI_ConnectionBound(t *testing.T) {
+	// Serial (see doc.go): an answer within 200 ms tells a served request from a waiting one.
 	b := queueBroker(t, nil, []string{"q"}, "api__maxConnections", "4", "broker__maxWaitingReceives", "3")
 	// admitted dials a connection and sends what send sends on it, again
 	// while the broker refuses it for the bound: a connection whose answer

@@ -51,6 +51,7 @@ func publishBatch(t *testing.T, b *broker, topic, prefix string, n int) (int, st
 // with Retry-After. Before, a queue subscription answered 503 to a request
 // that could never fit, which publishers retry forever.
 func TestBudget_BrokerWideWhateverTheMode(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, merge(devEnv(), "metrics__reporterType", "prometheus", "broker__backoffIntervals", "1h,1h",
 		"broker__maxQueuedEvents", "8", "broker__maxQueuedEventsPerSubscription", "5"))
 	budgetTopics(t, b, 2)
@@ -93,6 +94,7 @@ func TestBudget_BrokerWideWhateverTheMode(t *testing.T) {
 // with its reason, the broker-wide ones refused before the body is read
 // too.
 func TestBudget_NeverFitsBelowBodySize(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, merge(devEnv(), "metrics__reporterType", "prometheus", "broker__backoffIntervals", "1h,1h",
 		"broker__maxQueuedBytes", "300000", "broker__maxQueuedBytesPerSubscription", "300000",
 		"broker__publishHoldInMilliseconds", "0"))
@@ -125,6 +127,7 @@ func TestBudget_NeverFitsBelowBodySize(t *testing.T) {
 // its delivery mode; nothing of a refused request is queued for the other
 // subscriptions.
 func TestBudget_ShareWhateverTheMode(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, merge(devEnv(), "metrics__reporterType", "prometheus", "broker__backoffIntervals", "1h,1h",
 		"broker__maxQueuedEventsPerSubscription", "5"))
 	budgetTopics(t, b, 1)
@@ -170,6 +173,7 @@ func TestBudget_ShareWhateverTheMode(t *testing.T) {
 // accepted once an acknowledgement makes room: a 200 instead of a 503 to
 // retry. With broker__publishHoldInMilliseconds=0 it gets 503 at once.
 func TestBudget_HeldForAcknowledgements(t *testing.T) {
+	t.Parallel()
 	for _, hold := range []string{"10000", "0"} {
 		t.Run("hold"+hold, func(t *testing.T) {
 			b := queueBroker(t, nil, []string{"q"}, "broker__maxQueuedEventsPerSubscription", "5",

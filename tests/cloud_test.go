@@ -28,6 +28,7 @@ func cloudSub(url string) map[string]any {
 }
 
 func TestCloud_Schedule(t *testing.T) {
+	// Serial (see doc.go): retry gaps within 20 % (and 0.5 s) of the schedule.
 	b := startBroker(t, cloudEnv())
 	k := newSink(t, func(n int, _ *http.Request) int {
 		if n <= 4 {
@@ -55,6 +56,7 @@ func TestCloud_Schedule(t *testing.T) {
 }
 
 func TestCloud_StatusClasses(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, cloudEnv())
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	// The reason names the answer's outcome, as a dead letter's
@@ -126,6 +128,7 @@ func TestCloud_StatusClasses(t *testing.T) {
 }
 
 func TestCloud_Probation(t *testing.T) {
+	// Serial (see doc.go): the probe must come at least 2 s after a publish that a slow poll of the status delays.
 	b := startBroker(t, cloudEnv("broker__probationAfterFailures", "3"))
 	k := newSink(t, func(n int, _ *http.Request) int {
 		if n <= 3 {
@@ -180,6 +183,7 @@ func TestCloud_Probation(t *testing.T) {
 }
 
 func TestCloud_BadSchedule(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	body := mustDo(t, http.MethodPut, b.URL+"/topics/t/eventSubscriptions/s?"+apiVersion, "application/json", map[string]any{

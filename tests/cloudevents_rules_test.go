@@ -32,6 +32,7 @@ func ceRuleEvent(id, extra string) string {
 // reach the subscriber; their valid counterparts arrive unchanged at the
 // CloudEvents Go SDK's receiver.
 func TestCloudEventRules_RefusedAtTheDoor(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv())
 	createTopic(t, b.URL, "ce", "CloudEventSchemaV1_0")
 	recv := webhooktest.StartReceiver(t)

@@ -18,6 +18,7 @@ import (
 // the cloud alias, the namespace routes and the CloudEvents media types
 // refuse it with its line and column and what to do.
 func TestCompat_TrailingCommas(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	k := newSink(t, nil)
 	mustDo(t, http.MethodPut, b.URL+"/topics/eg?"+apiVersion, "application/json",
@@ -66,6 +67,7 @@ func TestCompat_TrailingCommas(t *testing.T) {
 // answered 400 InvalidJson with its line and column and what was expected
 // there, as a declaration's is.
 func TestCompat_JSONMistakePositioned(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	createTopic(t, b.URL, "eg", "EventGridSchema")
 	createTopic(t, b.URL, "t", "CloudEventSchemaV1_0")
@@ -95,6 +97,7 @@ func TestCompat_JSONMistakePositioned(t *testing.T) {
 // listing the resource's actions, and an action written as a path segment
 // is told to take a colon.
 func TestCompat_ActionMistakes(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	createTopic(t, b.URL, "t", "CloudEventSchemaV1_0")
 	createSubscription(t, b.URL, "t", "q", queueProps(nil))
@@ -115,6 +118,7 @@ func TestCompat_ActionMistakes(t *testing.T) {
 // delivery attempts; under the default limit of 30 it is refused with the
 // key that raises the limit (docs/design.md#the-original-modules-examples).
 func TestCompat_AttemptLimit(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	status, _, rb := do(t, nil, http.MethodPut, b.URL+"/topics/t/eventSubscriptions/s?"+apiVersion, "application/json",
@@ -131,6 +135,7 @@ func TestCompat_AttemptLimit(t *testing.T) {
 // because the subscription holds events gets the same status and code over
 // the REST API, from the declaration file and from the module twin.
 func TestCompat_ModeSwitchOneAnswer(t *testing.T) {
+	t.Parallel()
 	const want = "HttpStatusCode='Conflict' ErrorCode='SubscriptionHoldsEvents' Message='Event subscription \"s\" of topic \"t\" holds 1 events"
 	failing := newSink(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
 	push := map[string]any{"destination": webhookDest(failing.URL)}
@@ -223,6 +228,7 @@ func TestCompat_ModeSwitchOneAnswer(t *testing.T) {
 // API, or left to it by the declaration itself), is not retried on a
 // timer, and applies as soon as the REST API deletes the topic.
 func TestCompat_RedeclaredAPITopic(t *testing.T) {
+	t.Parallel()
 	const file = "desired_config_file:"
 	k := newSink(t, nil)
 	decl := func(topics ...string) string {

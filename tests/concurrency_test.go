@@ -144,6 +144,7 @@ func deliveryStatus(t *testing.T, base, topic, name string) (limit, inFlight int
 // throughout: its failures are retried on the schedule, and its healthy
 // share is served by as many requests at once as a healthy endpoint gets.
 func TestConcurrency_FailingFractionKeepsItsRate(t *testing.T) {
+	// Serial (see doc.go): measures how many requests are in flight at once.
 	b := startBroker(t, fastEnv())
 	g := newGauge(t, 50*time.Millisecond, func(n int, _ []string) int {
 		if n%3 == 0 {
@@ -185,6 +186,7 @@ func TestConcurrency_FailingFractionKeepsItsRate(t *testing.T) {
 // answers one request in fifty still gets the subscription's full
 // concurrency for the others, while those hang.
 func TestConcurrency_HangingFractionKeepsItsRate(t *testing.T) {
+	// Serial (see doc.go): measures how many requests are in flight at once.
 	b := startBroker(t, fastEnv("broker__deliverTimeoutInSeconds", "3"))
 	g := newGauge(t, 50*time.Millisecond, func(n int, _ []string) int {
 		if n%50 == 0 {
@@ -218,6 +220,7 @@ func TestConcurrency_HangingFractionKeepsItsRate(t *testing.T) {
 // everything is left with a few requests at once, while one that answers
 // 200 slowly gets the subscription's full concurrency.
 func TestConcurrency_BusyAndSlowEndpoints(t *testing.T) {
+	// Serial (see doc.go): measures how many requests are in flight at once.
 	b := startBroker(t, fastEnv())
 	var busyNow atomic.Bool
 	busy := newGauge(t, 50*time.Millisecond, func(int, []string) int {
@@ -283,6 +286,7 @@ func TestConcurrency_BusyAndSlowEndpoints(t *testing.T) {
 // with Retry-After delays that event's next attempt, while the
 // subscription's other events go on.
 func TestConcurrency_RetryAfterDelaysTheEvent(t *testing.T) {
+	// Serial (see doc.go): nine events must be delivered within another's 3 s Retry-After.
 	b := startBroker(t, cloudEnv())
 	var refused atomic.Bool
 	g := newGauge(t, 10*time.Millisecond, func(_ int, ids []string) int {
@@ -318,6 +322,7 @@ func TestConcurrency_RetryAfterDelaysTheEvent(t *testing.T) {
 // subscriber whose share is full are held until its deliveries make room,
 // and accepted: back-pressure as waiting, not as 503s to retry.
 func TestConcurrency_PublishHeldForRoom(t *testing.T) {
+	// Serial (see doc.go): deliveries must make room within the 1 s a publish is held.
 	b := startBroker(t, fastEnv("broker__maxQueuedEventsPerSubscription", "10"))
 	g := newGauge(t, 20*time.Millisecond, nil)
 	createTopic(t, b.URL, "t", "EventGridSchema")

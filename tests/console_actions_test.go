@@ -73,6 +73,7 @@ func (c *consoleScene) status(topic, sub string) map[string]any {
 // Cancel does nothing, and the answer is said in words
 // (docs/console.md#acting-from-the-console).
 func TestConsole_BrowserActions(t *testing.T) {
+	t.Parallel()
 	c := newActionScene(t)
 
 	t.Run("RetryNowAsksAndNeverSpendsTheLastAttempt", func(t *testing.T) {

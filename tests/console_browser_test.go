@@ -156,6 +156,7 @@ func (c *consoleScene) clean() {
 }
 
 func TestConsole_Browser(t *testing.T) {
+	// Serial (see doc.go): the live tail must show an event within 2 s.
 	c := newConsoleScene(t)
 	publish := func(topic string, events any) {
 		c.mgmt(http.MethodPost, "/topics/"+topic+"/events", events)
@@ -352,6 +353,7 @@ func jsString(s string) string {
 // serves HTTPS with the certificate it makes at start, which the browser is
 // told to accept.
 func TestConsole_BrowserCertificatesOnly(t *testing.T) {
+	t.Parallel()
 	br := browser.Start(t, consoleSizes[0].width, consoleSizes[0].height, chromedp.Flag("ignore-certificate-errors", true))
 	c := &consoleScene{t: t, browser: br, shots: os.Getenv("CONSOLE_SCREENSHOTS")}
 	if c.shots == "" {

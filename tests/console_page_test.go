@@ -20,6 +20,7 @@ import (
 // host explained, a queue nobody receives from not called Delivering, and
 // live lists that outlive the broker ending their streams.
 func TestConsole_BrowserReadable(t *testing.T) {
+	// Serial (see doc.go): the live tail must show an event within 2 s.
 	// Streams end after 1.5 × 2 s, so the page reopens them while it is
 	// watched (a keep-alive every second keeps their writes within the
 	// timeout); back-off lasts an hour, so failed events stay.
@@ -224,6 +225,7 @@ func indexOf(xs []string, x string) int {
 // its own words that the broker does not answer, since when, and from when
 // its figures are; then that the broker has restarted.
 func TestConsole_BrowserBrokerStops(t *testing.T) {
+	t.Parallel()
 	port := doctest.FreeAddr(t)
 	port = port[strings.LastIndexByte(port, ':')+1:]
 	c := newBareScene(t, "api__httpPort", port)

@@ -11,6 +11,7 @@ import (
 // inline or foreign script, framing and sniffing, while the data routes
 // still ask for one.
 func TestConsole_Served(t *testing.T) {
+	t.Parallel()
 	const key = "Y29uc29sZS10ZXN0LWtleS0xMjM0NTY3ODkw"
 	b := startBroker(t, merge(devEnv(),
 		"inbound__clientAuth__sasKeys__enabled", "true",

@@ -38,6 +38,7 @@ func deadLetterDest(connStr string) map[string]any {
 }
 
 func TestDeadLetter_EndToEnd(t *testing.T) {
+	t.Parallel()
 	az := azurite.Start(t)
 	connStr := az.ConnectionString(azurite.Key)
 	b := startBroker(t, cloudEnv("broker__deadLetterFlushIntervalInSeconds", "1"))
@@ -81,6 +82,7 @@ func TestDeadLetter_EndToEnd(t *testing.T) {
 }
 
 func TestDeadLetter_BadDestination(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	put := func(dl any) string {
@@ -106,6 +108,7 @@ func TestDeadLetter_BadDestination(t *testing.T) {
 // fail at random with retriable and never-retried statuses, every accepted
 // (event, subscription) pair ends delivered or dead-lettered: none lost.
 func TestDeadLetter_Conservation(t *testing.T) {
+	t.Parallel()
 	az := azurite.Start(t)
 	connStr := az.ConnectionString(azurite.Key)
 	b := startBroker(t, cloudEnv("broker__deadLetterFlushIntervalInSeconds", "1", "broker__exponentialScale", "0.001",

@@ -19,6 +19,7 @@ func fastEnv(kv ...string) map[string]string {
 }
 
 func TestDelivery_RetrySchedule(t *testing.T) {
+	// Serial (see doc.go): retry gaps within 2 s of the schedule.
 	b := startBroker(t, fastEnv())
 	k := newSink(t, func(n int, _ *http.Request) int {
 		if n <= 3 {
@@ -51,6 +52,7 @@ func TestDelivery_RetrySchedule(t *testing.T) {
 }
 
 func TestDelivery_RetryPolicy(t *testing.T) {
+	// Serial (see doc.go): attempts within 1.5 s of the publish, for a time to live of 1 s.
 	t.Run("MaxDeliveryAttempts", func(t *testing.T) {
 		b := startBroker(t, fastEnv())
 		k := newSink(t, func(int, *http.Request) int { return http.StatusInternalServerError })
@@ -102,6 +104,7 @@ func TestDelivery_RetryPolicy(t *testing.T) {
 }
 
 func TestDelivery_Requests(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv())
 	k := newSink(t, nil)
 	createTopic(t, b.URL, "eg", "EventGridSchema")
@@ -153,6 +156,7 @@ func TestDelivery_Requests(t *testing.T) {
 }
 
 func TestDelivery_Batching(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv())
 	release := make(chan struct{})
 	var once sync.Once
@@ -190,6 +194,7 @@ func TestDelivery_Batching(t *testing.T) {
 }
 
 func TestDelivery_HangingSubscriberIsolated(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("broker__deliverTimeoutInSeconds", "30"))
 	hang := make(chan struct{})
 	hung := newSink(t, func(int, *http.Request) int { <-hang; return http.StatusOK })
@@ -205,6 +210,7 @@ func TestDelivery_HangingSubscriberIsolated(t *testing.T) {
 }
 
 func TestDelivery_BackPressure(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("broker__maxQueuedEvents", "50", "broker__backoffIntervals", "300ms,300ms"))
 	var mu sync.Mutex
 	down := true
@@ -260,6 +266,7 @@ func TestDelivery_BackPressure(t *testing.T) {
 // and checks that every (event, subscription) pair ends delivered or
 // dropped by the retry policy with a log line: none vanishes.
 func TestDelivery_Conservation(t *testing.T) {
+	// Serial (see doc.go): a subscriber's 200 must reach the broker within its 1 s delivery timeout, or the event counts twice.
 	b := startBroker(t, fastEnv(
 		"broker__backoffIntervals", "50ms,100ms",
 		"broker__defaultMaxDeliveryAttempts", "3",
@@ -332,6 +339,7 @@ func TestDelivery_Conservation(t *testing.T) {
 }
 
 func TestDelivery_Shutdown(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("broker__backoffIntervals", "1h,1h", "broker__stopTimeoutInSeconds", "5"))
 	k := newSink(t, func(int, *http.Request) int { return http.StatusInternalServerError })
 	createTopic(t, b.URL, "t", "EventGridSchema")
@@ -351,6 +359,7 @@ func TestDelivery_Shutdown(t *testing.T) {
 }
 
 func TestDelivery_DeleteDiscardsQueue(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("broker__backoffIntervals", "1h,1h"))
 	k := newSink(t, func(int, *http.Request) int { return http.StatusInternalServerError })
 	createTopic(t, b.URL, "t", "EventGridSchema")
@@ -387,6 +396,7 @@ func TestDelivery_DeleteDiscardsQueue(t *testing.T) {
 // second one playing the cloud Event Grid topic, over HTTPS with the
 // destination's SAS key, as an EventGrid destination does.
 func TestDelivery_EventGridForwarding(t *testing.T) {
+	t.Parallel()
 	const key = "Y2xvdWQtdG9waWMta2V5"
 	cloud := startBroker(t, merge(devEnv(),
 		"inbound__serverAuth__tlsPolicy", "enabled",

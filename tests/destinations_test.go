@@ -24,6 +24,7 @@ func subURL(base, name string) string {
 // entities. No emulator of either runs here: servicebustest.Namespace
 // implements their REST send APIs with the services' checks, over TLS.
 func TestDestinations_ServiceBus(t *testing.T) {
+	t.Parallel()
 	ns := servicebustest.New(t, testpki.NewCA(t, "namespace ca"))
 	hub := ns.AddEntity(servicebustest.EventHub, "hub")
 	queue := ns.AddEntity(servicebustest.Queue, "queue")
@@ -102,6 +103,7 @@ func TestDestinations_ServiceBus(t *testing.T) {
 // TestDestinations_EdgeHubUnavailable: outside IoT Edge and without an MQTT
 // endpoint, an EdgeHub subscription is refused with the keys that enable it.
 func TestDestinations_EdgeHubUnavailable(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	code, _, body := do(t, nil, http.MethodPut, subURL(b.URL, "s"), "application/json", map[string]any{"properties": map[string]any{
@@ -116,6 +118,7 @@ func TestDestinations_EdgeHubUnavailable(t *testing.T) {
 // for edgeHub, configured with the edgehub__* keys, and survives the MQTT
 // broker's restart.
 func TestDestinations_EdgeHub(t *testing.T) {
+	t.Parallel()
 	b, mq, sub := startEdgeHubBroker(t, true)
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	createSubscription(t, b.URL, "t", "s", map[string]any{

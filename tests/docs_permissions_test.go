@@ -19,6 +19,7 @@ import (
 // row for row (the 405 answers of a subscription's views aside, which the
 // page names in a sentence), and its example refusals are the broker's.
 func TestDocs_PermissionTable(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "security.md"))
 	if err != nil {
 		t.Fatal(err)

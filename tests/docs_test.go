@@ -44,6 +44,8 @@ var docPagesNotRun = map[string]string{
 // documented 4438 and 5888 may be taken on a shared machine), and /tmp
 // paths, which go to the test's own temporary folder.
 func TestDocs(t *testing.T) {
+	t.Parallel()
+	lockRepoBin(t)
 	requireShell(t)
 	files, err := filepath.Glob(filepath.Join(repoRoot(t), "docs", "*.md"))
 	if err != nil || len(files) == 0 {

@@ -24,6 +24,7 @@ import (
 // third enqueue of a batch; the retry sends only the events not enqueued,
 // so every event is in the queue exactly once.
 func TestStorageQueue_PartialBatch(t *testing.T) {
+	t.Parallel()
 	az := azurite.Start(t)
 	q, err := azqueue.NewQueueClientFromConnectionString(az.ConnectionString(azurite.Key), "events", nil)
 	if err != nil {
@@ -83,6 +84,7 @@ func TestStorageQueue_PartialBatch(t *testing.T) {
 // valid topic (%20, never the '+' wildcard), and a second subscription on
 // the same MQTT connection delivers throughout.
 func TestEdgeHub_SpaceInOutputName(t *testing.T) {
+	t.Parallel()
 	b, _, sub := startEdgeHubBroker(t, false)
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	edgeHub := func(output string) map[string]any {
@@ -149,6 +151,7 @@ func brokerRSS(t *testing.T, b *broker) int64 {
 // bytes that arrived, not the declared lengths (under 200 MB), and returns
 // once the clients go (under 100 MB).
 func TestBodies_SlowUploadsMemory(t *testing.T) {
+	// Serial (see doc.go): measures the broker's memory.
 	if raceEnabled {
 		t.Skip("the race detector multiplies the broker's memory; this test measures it")
 	}
@@ -214,6 +217,7 @@ func TestBodies_SlowUploadsMemory(t *testing.T) {
 // a second written), so no publish is refused while it is healthy, and
 // every letter reaches storage.
 func TestDeadLetter_Throughput(t *testing.T) {
+	// Serial (see doc.go): measures a rate.
 	const perRequest, requestsPerSecond, seconds = 100, 20, 6
 	const total = perRequest * requestsPerSecond * seconds
 	az := azurite.Start(t)

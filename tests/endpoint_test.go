@@ -44,6 +44,7 @@ func topicEndpoint(t *testing.T, base, method, host string) string {
 // A topic's endpoint names the configured public host (else the module
 // name) and the listener's port, never the Host a client sent.
 func TestTopicEndpoint_FromConfiguration(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		env  map[string]string
@@ -72,6 +73,7 @@ func TestTopicEndpoint_FromConfiguration(t *testing.T) {
 // A public host that is not a host[:port] stops the broker at start with a
 // message naming the key.
 func TestTopicEndpoint_BadPublicHostRefused(t *testing.T) {
+	t.Parallel()
 	code, out := runToExit(t, merge(devEnv(), "api__publicHost", "https://gateway.example/"))
 	if code == 0 || !strings.Contains(out, "api__publicHost") {
 		t.Fatalf("exit %d, output %s; want a failure naming api__publicHost", code, out)

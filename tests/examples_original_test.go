@@ -34,6 +34,7 @@ type original struct {
 }
 
 func TestExamples_OriginalDocs(t *testing.T) {
+	t.Parallel()
 	const (
 		api       = "https://learn.microsoft.com/azure/event-grid/edge/api"
 		schemas   = "https://learn.microsoft.com/azure/event-grid/edge/event-schemas"

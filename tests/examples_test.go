@@ -22,6 +22,7 @@ import (
 // may fail other checks. Every environment key the examples set must be
 // one the broker knows.
 func TestExamples_MembersAccepted(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 // TestFilter_NewerOperators: the cloud API's newer operators and filtering
 // on arrays, end to end; GET echoes the filter as written.
 func TestFilter_NewerOperators(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	k := newSink(t, nil)
 	createTopic(t, b.URL, "t", "EventGridSchema")

@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +28,8 @@ import (
 var brokerBin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	defaultParallel()
 	dir, err := os.MkdirTemp("", "edgegrid-tests-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -44,6 +49,25 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// parallelPerCPU is how many tests that call t.Parallel run at once per
+// CPU, up to maxParallel, unless go test's -parallel says otherwise: they
+// mostly wait (for a lock to expire, a receive to end empty, a browser, a
+// retry), so many share a core (see doc.go).
+const (
+	parallelPerCPU = 8
+	maxParallel    = 32
+)
+
+// defaultParallel sets -test.parallel when the command line does not: go
+// test's own default, GOMAXPROCS, would leave the cores mostly idle.
+func defaultParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(min(parallelPerCPU*runtime.GOMAXPROCS(0), maxParallel)))
+	}
 }
 
 // devEnv is the environment of a broker run outside IoT Edge for tests:

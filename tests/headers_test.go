@@ -12,6 +12,7 @@ import (
 // subscriber; a secret value is never returned or logged;
 // the broker's own header names are refused.
 func TestHeaders_CustomDeliveryProperties(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, merge(devEnv(), "broker__logDeliverySuccess", "true"))
 	k := newSink(t, nil)
 	createTopic(t, b.URL, "t", "EventGridSchema")

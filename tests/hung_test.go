@@ -86,6 +86,7 @@ func firstAccepted(t *testing.T, k *sink, id string, timeout time.Duration) time
 // a subscription that has delivered before still gets its next event
 // within 2 s, and so does a new one.
 func TestIsolation_FreshHungSubscriptions(t *testing.T) {
+	// Serial (see doc.go): a healthy subscription's event within 2 s.
 	for _, n := range []int{150, 400} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) { freshHung(t, n) })
 	}
@@ -135,6 +136,7 @@ func freshHung(t *testing.T, n int) {
 // within 2 s, one of them served by the same host as the hung ones, and
 // the hung ones drain once their endpoint recovers.
 func TestIsolation_WarmSubscriptionsThatHang(t *testing.T) {
+	// Serial (see doc.go): a healthy subscription's event within 2 s.
 	b := startBroker(t, fastEnv("broker__stopTimeoutInSeconds", "1", "broker__deliverTimeoutInSeconds", "30"))
 	var hanging atomic.Bool
 	var held atomic.Int64
@@ -242,6 +244,7 @@ func TestIsolation_WarmSubscriptionsThatHang(t *testing.T) {
 // whose events are all in a hung request returns them to the budget at
 // once: a publish to another topic is accepted right after the delete.
 func TestBudget_DeleteReleasesAtOnce(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("broker__stopTimeoutInSeconds", "1", "broker__maxQueuedEvents", "50"))
 	hole := newHungListener(t)
 	createTopic(t, b.URL, "hung", "EventGridSchema")
@@ -310,6 +313,7 @@ func rssKB(t *testing.T, pid int, field string) int64 {
 // memory grows by less than four times broker__maxQueuedBytes, converted
 // copies included.
 func TestBudget_ConvertedCopiesMemory(t *testing.T) {
+	// Serial (see doc.go): measures the broker's memory.
 	if raceEnabled {
 		t.Skip("the race detector multiplies the broker's memory; this test measures it")
 	}
@@ -355,6 +359,7 @@ func TestBudget_ConvertedCopiesMemory(t *testing.T) {
 // TestConfig_ExponentialScaleBounded: a scale that would overflow the
 // delays stops the start with an error naming the key.
 func TestConfig_ExponentialScaleBounded(t *testing.T) {
+	t.Parallel()
 	code, out := runToExit(t, fastEnv("broker__exponentialScale", "1e9"))
 	if code == 0 || !strings.Contains(out, "broker__exponentialScale") || !strings.Contains(out, "up to 1000") {
 		t.Errorf("start with broker__exponentialScale 1e9: exit %d\n%s", code, out)
@@ -366,6 +371,7 @@ func TestConfig_ExponentialScaleBounded(t *testing.T) {
 // the parked requests together; a healthy subscription still gets its event
 // within 2 s.
 func TestIsolation_HundredsOfWarmSubscriptionsHang(t *testing.T) {
+	// Serial (see doc.go): a healthy subscription's event within 2 s.
 	b := startBroker(t, fastEnv("broker__stopTimeoutInSeconds", "1"))
 	var hanging atomic.Bool
 	var held atomic.Int64

@@ -18,6 +18,7 @@ import (
 // TestInspection_StreamLifetime's.) The streams come from three clients,
 // as one client may hold only half of the streams.
 func TestInspection_Streams(t *testing.T) {
+	t.Parallel()
 	s := newInspectScene(t, "api__maxEventStreams", "3")
 	createTopic(t, s.b.URL, "bulk", "EventGridSchema")
 	tail := openStreamFrom(t, s.url("/topics/orders/events"), true, "127.0.0.2")

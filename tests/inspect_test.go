@@ -88,6 +88,7 @@ func wantFields(t *testing.T, what string, m map[string]any, want map[string]any
 // parameters and of what does not exist. The broker's console page is off
 // (console__enabled=false), which leaves the API as it is.
 func TestInspection_KnownSequence(t *testing.T) {
+	t.Parallel()
 	s := newInspectScene(t, "console__enabled", "false")
 	for _, p := range []string{"/console", "/console/", "/console/js/main.js"} {
 		if code, _, _ := do(t, nil, http.MethodGet, s.url(p), "", nil); code != http.StatusNotFound {

@@ -14,6 +14,7 @@ import (
 // stream's nextAttemptTime is the peek's; a peek lists a request's events
 // in the order they were published, wherever each waits.
 func TestInspection_OneTimePerEvent(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, merge(devEnv(), "broker__backoffIntervals", "1m,10m"))
 	k := newSink(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
 	createTopic(t, b.URL, "orders", "EventGridSchema")

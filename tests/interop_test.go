@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,6 +25,7 @@ const signingSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 // subscriber refuses twice is retried with the same webhook-id, and every
 // attempt verifies with an independent Standard Webhooks verifier.
 func TestInterop_SignedRetriesKeepTheirID(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv())
 	k := newSink(t, func(n int, _ *http.Request) int {
 		if n <= 2 {
@@ -84,6 +84,7 @@ func validationEndpoint(t *testing.T, status int) string {
 }
 
 func TestInterop_Handshakes(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("api__requestTimeoutInSeconds", "2"))
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	put := func(name string, dest map[string]any) (int, string) {
@@ -91,11 +92,7 @@ func TestInterop_Handshakes(t *testing.T) {
 			map[string]any{"properties": map[string]any{"destination": dest}})
 		return code, string(body)
 	}
-	closed := func() string {
-		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		defer ln.Close()
-		return "http://" + ln.Addr().String() + "/hook"
-	}()
+	closed := "http://" + freeAddr(t) + "/hook" // nothing listens there
 	for _, tt := range []struct {
 		name, url, mode string
 		want            int
@@ -165,6 +162,7 @@ func TestInterop_Handshakes(t *testing.T) {
 // a CloudEvents topic in binary and structured mode, and the SDK's receiver
 // subscribes in each content mode.
 func TestInterop_CloudEventsSDK(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv())
 	createTopic(t, b.URL, "ce", "CloudEventSchemaV1_0")
 	receivers := map[string]*webhooktest.Receiver{}
@@ -240,6 +238,7 @@ func TestInterop_CloudEventsSDK(t *testing.T) {
 // topic feeds a subscription that asks for CloudEvents; the SDK's receiver
 // accepts what it gets, mapped as docs/design.md#schema-conversion says.
 func TestInterop_ConvertedEventsReachCloudEventsReceivers(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv())
 	createTopic(t, b.URL, "eg", "EventGridSchema")
 	recv := webhooktest.StartReceiver(t)
@@ -280,6 +279,7 @@ func TestInterop_ConvertedEventsReachCloudEventsReceivers(t *testing.T) {
 // text and one with escapes alike. Once a subscription takes the events as
 // published, it gets them so, and the other still gets CloudEvents.
 func TestInterop_EventsBuiltAsCloudEvents(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv())
 	createTopic(t, b.URL, "eg", "EventGridSchema")
 	ce := newSink(t, nil)

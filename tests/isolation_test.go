@@ -95,6 +95,7 @@ func (l chanListener) Addr() net.Addr { return l.h.ln.Addr() }
 // seconds; the black-holed ones keep theirs queued and drain once their
 // endpoints come back.
 func TestIsolation_BlackHoledSubscribers(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("broker__deliverTimeoutInSeconds", "5", "broker__stopTimeoutInSeconds", "1"))
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	createTopic(t, b.URL, "h", "EventGridSchema")
@@ -131,6 +132,7 @@ func TestIsolation_BlackHoledSubscribers(t *testing.T) {
 // TestIsolation_SlowSubscriber: a subscriber that answers 200 just under the
 // delivery timeout next to a healthy one.
 func TestIsolation_SlowSubscriber(t *testing.T) {
+	// Serial (see doc.go): answers taking 1.4 s must stay within the 2 s delivery timeout.
 	// The margin under the timeout (600 ms) leaves room for a loaded
 	// machine: a 200 that arrives late would be retried and counted twice.
 	b := startBroker(t, fastEnv("broker__deliverTimeoutInSeconds", "2"))
@@ -158,6 +160,7 @@ func TestIsolation_SlowSubscriber(t *testing.T) {
 // of the queue budget; only requests that would queue for it are refused,
 // naming it, while other topics and subscriptions keep accepting.
 func TestIsolation_DeadSubscriberShare(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("broker__maxQueuedEventsPerSubscription", "20", "broker__backoffIntervals", "1h,1h"))
 	dead := newSink(t, func(int, *http.Request) int { return http.StatusInternalServerError })
 	live := newSink(t, nil)

@@ -11,6 +11,7 @@ import (
 // the broker exits with an error after closing, last first, what it had
 // started: the delivery modes and the dead-letter writer among them.
 func TestLifecycle_FailedStartClosesWhatStarted(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

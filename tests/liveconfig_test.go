@@ -72,6 +72,7 @@ func mustJSON(t testing.TB, v any) string {
 // its endpoint was down. A subscription created through the API is left
 // alone.
 func TestLiveConfig_ConfigMapSwap(t *testing.T) {
+	t.Parallel()
 	var keepDown atomic.Bool
 	keep := newSink(t, func(int, *http.Request) int {
 		if keepDown.Load() {

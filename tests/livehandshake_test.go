@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/mosquitto"
 )
 
@@ -32,15 +33,12 @@ func validationHandler() http.Handler {
 	})
 }
 
-// freeAddr returns a loopback address nothing listens on (a moment ago).
+// freeAddr returns a loopback address nothing listens on now, for an
+// endpoint the test starts later: one from brokertest.FreeAddr, which no
+// listener on port 0 takes meanwhile.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return brokertest.FreeAddr(t)
 }
 
 func validatedHook(topic, url string) map[string]any {
@@ -62,6 +60,7 @@ func readyz(t testing.TB, b *broker) (int, map[string]any) {
 // the subscription is applied within seconds of the endpoint answering,
 // without the declaration changing.
 func TestLiveConfig_HandshakeToAnEndpointUpLater(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	file := filepath.Join(t.TempDir(), "desired.json")
 	doc := mustJSON(t, map[string]any{"topics": map[string]any{"orders": map[string]any{}},
@@ -110,6 +109,7 @@ func TestLiveConfig_HandshakeToAnEndpointUpLater(t *testing.T) {
 // closed (/healthz answers at once) nor the other declared entries, and a
 // SIGTERM while their handshakes wait stops the broker promptly.
 func TestLiveConfig_HungHandshakesHoldNothing(t *testing.T) {
+	t.Parallel()
 	subs := map[string]any{}
 	for i := range 3 {
 		subs[fmt.Sprintf("hung%d", i)] = validatedHook("orders", newHungListener(t).URL+"/hook")
@@ -154,6 +154,7 @@ func TestLiveConfig_HungHandshakesHoldNothing(t *testing.T) {
 // twin's reported properties; once the endpoint answers, the broker's
 // retry applies it and the report clears, with no new desired properties.
 func TestLiveConfig_TwinRetriesReported(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	mq := mosquitto.Start(t, mosquitto.Options{Users: map[string]string{"module": "module-pass", "hub": "hub-pass"}})
 	hub := startTwinHub(t, mq, "hub", "hub-pass", map[string]any{

@@ -28,6 +28,7 @@ func ownedDecl(sinkURL string) map[string]any {
 // and changes nothing; GET shows the owner; the API's own resources behave
 // as before.
 func TestLiveConfig_DeclaredResourcesAnswer409(t *testing.T) {
+	t.Parallel()
 	k := newSink(t, nil)
 	decl := ownedDecl(k.URL + "/hot")
 	file := filepath.Join(t.TempDir(), "desired.json")
@@ -117,6 +118,7 @@ func TestLiveConfig_DeclaredResourcesAnswer409(t *testing.T) {
 // /readyz, and every event can still be received. With broker__replicas
 // above 1, the queue subscription is warned about at start.
 func TestLiveConfig_TypoMoveKeepsTheQueue(t *testing.T) {
+	t.Parallel()
 	declare := func(topic string) map[string]string {
 		return map[string]string{"desired.json": mustJSON(t, map[string]any{
 			"topics":             map[string]any{"orders": map[string]any{}},
@@ -188,6 +190,7 @@ func TestLiveConfig_TypoMoveKeepsTheQueue(t *testing.T) {
 // stops the broker; later, the last good one stays), and an entry's error
 // speaks the declaration's terms, with no "properties." level.
 func TestLiveConfig_DeclarationMistakesPositioned(t *testing.T) {
+	t.Parallel()
 	const broken = "{\n  \"topics\": {\n    \"orders\": {},,\n  }\n}"
 	t.Run("at start", func(t *testing.T) {
 		for _, env := range [][]string{{"desired_config", broken}, {"desired_config_file", writeTemp(t, broken)}} {

@@ -204,6 +204,7 @@ func mergePatch(d, p map[string]any) {
 // applied and the errors of a bad entry and of a malformed patch, and keeps
 // running through them.
 func TestLiveConfig_ModuleTwin(t *testing.T) {
+	t.Parallel()
 	mq := mosquitto.Start(t, mosquitto.Options{Persistence: true, Users: map[string]string{"module": "module-pass", "hub": "hub-pass"}})
 	s1, s2, s3 := newSink(t, nil), newSink(t, nil), newSink(t, nil)
 	hookOf := func(k *sink) map[string]any {

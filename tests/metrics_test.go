@@ -75,6 +75,7 @@ func (s scrape) mustValue(t testing.TB, want float64, name string, labels ...str
 }
 
 func TestMetrics_Prometheus(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv(
 		"metrics__reporterType", "prometheus",
 		"broker__backoffIntervals", "100ms,100ms",
@@ -189,6 +190,7 @@ func TestMetrics_Prometheus(t *testing.T) {
 }
 
 func TestMetrics_Console(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("metrics__reporterType", "console", "metrics__reportingIntervalInSeconds", "1"))
 	k := newSink(t, nil)
 	createTopic(t, b.URL, "t", "EventGridSchema")

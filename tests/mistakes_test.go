@@ -13,6 +13,7 @@ import (
 // what was written), is refused with 400 naming the member's path and the
 // name it most likely meant; nothing is stored.
 func TestMistakes_MisspeltMembersRefused(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	sub := b.URL + "/topics/t/eventSubscriptions/s?" + apiVersion
@@ -51,6 +52,7 @@ func TestMistakes_MisspeltMembersRefused(t *testing.T) {
 // misspelt member is skipped like any invalid entry, its error naming the
 // member, while the rest of the declaration applies.
 func TestMistakes_DeclaredEntryRefused(t *testing.T) {
+	t.Parallel()
 	k := newSink(t, nil)
 	doc, _ := json.Marshal(map[string]any{
 		"topics": map[string]any{
@@ -89,6 +91,7 @@ func TestMistakes_DeclaredEntryRefused(t *testing.T) {
 // gets one warning naming it and the nearest key, and the broker starts
 // with its defaults.
 func TestMistakes_UnknownEnvironmentKeys(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, merge(devEnv(), "broker__defaultMaxDeliveryAtempts", "3", "api__port", "5899", "console__enable", "true"))
 	const msg = "environment variable ignored: it is not a configuration key of this version (docs/configuration.md)"
 	warned := map[string]any{}

@@ -46,6 +46,7 @@ func desiredConfig(sinkURL string) string {
 }
 
 func TestBootstrap(t *testing.T) {
+	t.Parallel()
 	k := newSink(t, nil)
 	doc := desiredConfig(k.URL)
 	file := filepath.Join(t.TempDir(), "desired.json")
@@ -107,6 +108,7 @@ func TestBootstrap(t *testing.T) {
 }
 
 func TestLogRateLimit(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, fastEnv("broker__backoffIntervals", "1h,1h"))
 	k := newSink(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
 	createTopic(t, b.URL, "t", "EventGridSchema")

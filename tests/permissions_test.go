@@ -44,6 +44,7 @@ type credential struct {
 // The routes come from api.RouteTable, so a route is covered the day it is
 // added.
 func TestPermissions_Matrix(t *testing.T) {
+	t.Parallel()
 	const key1, key2 = "bWF0cml4LWtleS1vbmUtMDEyMzQ1Njc4OQ==", "bWF0cml4LWtleS10d28tOTg3NjU0MzIxMA=="
 	ca := testpki.NewCA(t, "matrix CA")
 	dir := t.TempDir()

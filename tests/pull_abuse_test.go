@@ -74,6 +74,7 @@ func slowRead(ctx context.Context, r io.Reader, rate int) int64 {
 // off: the broker's peak resident memory stays under twice
 // broker__maxQueuedBytes.
 func TestPull_SlowReadersMemory(t *testing.T) {
+	// Serial (see doc.go): measures the broker's memory.
 	if raceEnabled {
 		t.Skip("the race detector multiplies the broker's memory; this test measures it")
 	}
@@ -147,6 +148,7 @@ func neverReads(t *testing.T, base, sub string) net.Conn {
 // the answer does not hold the stop: the broker exits within the grace
 // answers get (5 s), not the events' 60 s locks or the stop timeout.
 func TestPull_SigtermSlowReader(t *testing.T) {
+	t.Parallel()
 	b := queueBroker(t, nil, []string{"q"})
 	for i := range 32 {
 		publishCE(t, b.URL, bigEvent(fmt.Sprint("e", i), 1_000_000))
@@ -176,6 +178,7 @@ func TestPull_SigtermSlowReader(t *testing.T) {
 // would wait gets 503 with Retry-After naming the key; one that finds an
 // event does not, and the waiting ones are served.
 func TestPull_WaitingLimit(t *testing.T) {
+	t.Parallel()
 	b := queueBroker(t, nil, []string{"q", "r"}, "broker__maxWaitingReceives", "3")
 	// Each waiting receive comes from its own loopback address: one client
 	// may hold only half of the waiting receives.
@@ -287,6 +290,7 @@ func cpuPerEvent(t *testing.T, b *broker, events int, acked *atomic.Int64) time.
 // the broker's CPU per event with 1,000 receives waiting is within twice
 // what it is with one.
 func TestPull_WakeCPU(t *testing.T) {
+	// Serial (see doc.go): measures the broker's CPU time.
 	if raceEnabled {
 		t.Skip("the race detector changes what this test measures: the broker's CPU time")
 	}

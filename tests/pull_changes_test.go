@@ -45,6 +45,7 @@ func receiveAll(t *testing.T, base, sub string) []string {
 // the events are gone the same PUT is accepted. Log lines name a queue
 // subscription's endpointType Queue.
 func TestPull_SwitchRefusedWhileHolding(t *testing.T) {
+	t.Parallel()
 	b := queueBroker(t, nil, []string{"q"}, "broker__stopTimeoutInSeconds", "1")
 	for i := range 5 {
 		publishCE(t, b.URL, bigEvent(fmt.Sprint("e", i), 300))
@@ -87,6 +88,7 @@ func TestPull_SwitchRefusedWhileHolding(t *testing.T) {
 // unreachable storage hold the broker's budget while their subscription
 // exists, and release it at once when it is deleted.
 func TestPull_DeletedSubscriptionDeadLetterBudget(t *testing.T) {
+	t.Parallel()
 	dead := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:1/devstoreaccount1"
 	b := queueBroker(t, map[string]any{"maxDeliveryCount": 1, "deadLetterDestination": deadLetterDest(dead)}, []string{"q", "other"},
 		"broker__maxQueuedEvents", "120")
@@ -127,6 +129,7 @@ func TestPull_DeletedSubscriptionDeadLetterBudget(t *testing.T) {
 // TestPull_QueueFullCounted: a publish refused with 503 because a queue
 // subscription's share is full counts in eventgrid_publish_rejected_total.
 func TestPull_QueueFullCounted(t *testing.T) {
+	t.Parallel()
 	b := queueBroker(t, nil, []string{"q"}, "broker__maxQueuedEventsPerSubscription", "2")
 	publishCE(t, b.URL, bigEvent("a", 300))
 	publishCE(t, b.URL, bigEvent("b", 300))
@@ -143,6 +146,7 @@ func TestPull_QueueFullCounted(t *testing.T) {
 // would push events' times to live past what a duration holds and drop
 // every event on arrival, stops the start with an error naming the key.
 func TestConfig_QueueTimeScaleBounded(t *testing.T) {
+	t.Parallel()
 	code, out := runToExit(t, merge(devEnv(), "broker__queueTimeScale", "1e6"))
 	if code == 0 || !strings.Contains(out, "broker__queueTimeScale") || !strings.Contains(out, "up to 1") {
 		t.Errorf("start with broker__queueTimeScale 1e6: exit %d\n%s", code, out)

@@ -17,7 +17,7 @@ import (
 )
 
 // timeScale shortens lock durations, release delays and times to live in
-// the tests below: a 60 s lock lasts 1.2 s.
+// most tests below: a 60 s lock lasts 1.2 s.
 const timeScale = "0.02"
 
 // TestPull_MaxDeliveryCount: an event whose lock expires maxDeliveryCount
@@ -88,6 +88,7 @@ func TestPull_LockExpiryRealTime(t *testing.T) {
 // final state (acknowledged, or dropped as rejected or past its delivery
 // count), and none is acknowledged twice.
 func TestPull_Conservation(t *testing.T) {
+	t.Parallel()
 	const (
 		events    = 1000
 		receivers = 4
@@ -208,9 +209,12 @@ func TestPull_Conservation(t *testing.T) {
 // layout push subscriptions use, with their reasons and how their last
 // receive ended.
 func TestPull_DeadLetter(t *testing.T) {
+	t.Parallel()
 	az := azurite.Start(t)
 	connStr := az.ConnectionString(azurite.Key)
-	p := startPullBroker(t, "broker__queueTimeScale", timeScale, "broker__deadLetterFlushIntervalInSeconds", "1")
+	// Locks and times to live of 6 s rather than timeScale's 1.2 s: time
+	// enough to receive and settle under the load of other tests.
+	p := startPullBroker(t, "broker__queueTimeScale", "0.1", "broker__deadLetterFlushIntervalInSeconds", "1")
 	p.mustMgmt(t, http.MethodPut, "/topics/t", map[string]any{"properties": map[string]any{"inputSchema": "CloudEventSchemaV1_0"}})
 	p.mustMgmt(t, http.MethodPut, "/topics/t/eventSubscriptions/q", map[string]any{"properties": queueProps(map[string]any{
 		"maxDeliveryCount": 1, "eventTimeToLive": "PT1M", "deadLetterDestination": deadLetterDest(connStr)})})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,8 @@ import (
 // machine): the broker's becomes the one it picked, the subscriber's a free
 // one.
 func TestReadmeWalkthrough(t *testing.T) {
+	t.Parallel()
+	lockRepoBin(t)
 	requireShell(t)
 	readme := loadReadme(t)
 	runBroker := readmeBrokerCommand(t, readme)
@@ -96,6 +99,18 @@ func TestReadmeWalkthrough(t *testing.T) {
 		failf("after the clean-up, GET sampleTopic1 = %d %s, want 404", code, body)
 	}
 	doctest.WaitClosed(t, sinkAddr, 30*time.Second)
+}
+
+// repoBin is held by the tests whose shells build into the repository's
+// bin/ folder, as the pages they follow do (the README's walk-through builds
+// bin/smokesink, as do pages that start from it; pages build bin/edgegrid
+// and write bin/desired.json): one at a time, so that none runs or replaces
+// a file another is writing.
+var repoBin sync.Mutex
+
+func lockRepoBin(t *testing.T) {
+	repoBin.Lock()
+	t.Cleanup(repoBin.Unlock)
 }
 
 // requireShell skips (or under CI fails) a test that pastes blocks into a

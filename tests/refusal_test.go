@@ -14,6 +14,7 @@ import (
 // Python's http.client and requests do, whole body first and only then
 // reading, to the real broker: every one reads the 413.
 func TestRefusal_OversizedPublishIsRead(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	addr := strings.TrimPrefix(b.URL, "http://")

@@ -56,6 +56,7 @@ func withoutStatus(t *testing.T, body []byte) string {
 // secrets, and a PUT of exactly what GET returned is accepted and changes
 // nothing.
 func TestSecrets_RoundTripEveryKind(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, merge(devEnv(),
 		"edgehub__mqttUrl", "mqtt://127.0.0.1:1", "edgehub__deviceId", "gw1", "edgehub__moduleId", "eventgridmodule"))
 	createTopic(t, b.URL, "t", "EventGridSchema")
@@ -176,6 +177,7 @@ func (k *keySink) waitRequests(t *testing.T, n int) {
 // no GET, list, deliveryStatus, metric or log line; getFullUrl returns it;
 // after a PUT of what GET returned, deliveries still carry it.
 func TestSecrets_WebhookURLKey(t *testing.T) {
+	t.Parallel()
 	k := newKeySink(t, http.StatusInternalServerError)
 	b := startBroker(t, fastEnv("broker__logDeliverySuccess", "true", "metrics__reporterType", "prometheus"))
 	createTopic(t, b.URL, "t", "EventGridSchema")
@@ -219,6 +221,7 @@ func TestSecrets_WebhookURLKey(t *testing.T) {
 // name it, and after a PUT of what GET returned its deliveries still carry
 // the SAS key GET does not show.
 func TestSecrets_EventGridDestination(t *testing.T) {
+	t.Parallel()
 	k := newKeySink(t, http.StatusServiceUnavailable)
 	b := startBroker(t, fastEnv("outbound__eventgrid__httpsOnly", "false", "outbound__eventgrid__allowInvalidHostnames", "true"))
 	createTopic(t, b.URL, "t", "EventGridSchema")

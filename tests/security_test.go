@@ -53,6 +53,7 @@ func status(t *testing.T, c *http.Client, method, url string, body any, header .
 }
 
 func TestSecurity_IoTEdge(t *testing.T) {
+	t.Parallel()
 	ca := testpki.NewCA(t, "IoT Edge test CA")
 	wl := testpki.NewWorkloadServer(t, ca)
 	wl.SetServerCertLifetime(4 * time.Second)
@@ -167,6 +168,7 @@ func mustStatus(t *testing.T, c *http.Client, method, url string, body any, want
 }
 
 func TestSecurity_AllowUnknownCA(t *testing.T) {
+	t.Parallel()
 	ca := testpki.NewCA(t, "IoT Edge test CA")
 	wl := testpki.NewWorkloadServer(t, ca)
 	b := startBroker(t, edgeEnv(wl)) // allowUnknownCA defaults to true
@@ -180,6 +182,7 @@ func TestSecurity_AllowUnknownCA(t *testing.T) {
 }
 
 func TestSecurity_TLSPolicies(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		policy      string
 		http, https bool
@@ -227,6 +230,7 @@ func TestSecurity_TLSPolicies(t *testing.T) {
 }
 
 func TestSecurity_SAS(t *testing.T) {
+	t.Parallel()
 	const key1, key2 = "c2VjcmV0LWtleS1vbmUtMTIzNDU2Nzg5MA==", "c2Vjb25kLWtleS0wOTg3NjU0MzIx"
 	b := startBroker(t, merge(devEnv(),
 		"inbound__serverAuth__tlsPolicy", "enabled",
@@ -329,6 +333,7 @@ func TestSecurity_SAS(t *testing.T) {
 }
 
 func TestSecurity_OutboundTLS(t *testing.T) {
+	t.Parallel()
 	// A subscriber with a self-signed certificate for 127.0.0.1.
 	self := testpki.SelfSigned(t, "127.0.0.1")
 	hits := make(chan struct{}, 100)
@@ -375,6 +380,7 @@ func TestSecurity_OutboundTLS(t *testing.T) {
 }
 
 func TestSecurity_FileCertificates(t *testing.T) {
+	t.Parallel()
 	ca := testpki.NewCA(t, "file CA")
 	dir := t.TempDir()
 	certFile, keyFile := ca.WriteFiles(t, dir, "127.0.0.1")
@@ -412,6 +418,7 @@ func TestSecurity_FileCertificates(t *testing.T) {
 }
 
 func TestSecurity_Hardening(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, merge(devEnv(), "api__readHeaderTimeoutInSeconds", "1", "api__requestTimeoutInSeconds", "2", "api__maxHeaderBytes", "8192"))
 	addr := strings.TrimPrefix(b.URL, "http://")
 

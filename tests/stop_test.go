@@ -22,6 +22,7 @@ import (
 // refused; then the broker exits cleanly. Before, requests sent down
 // keep-alive connections as the broker stopped got no answer at all.
 func TestStop_AnswersWhatItRead(t *testing.T) {
+	t.Parallel()
 	b := queueBroker(t, nil, []string{"q"})
 	base := b.URL
 	const api = "?" + nsAPI

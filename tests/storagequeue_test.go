@@ -69,6 +69,7 @@ func storageQueueDest(connStr, queue string, extra ...any) map[string]any {
 }
 
 func TestStorageQueue_EndToEnd(t *testing.T) {
+	t.Parallel()
 	az := azurite.Start(t)
 	connStr := az.ConnectionString(azurite.Key)
 	q, err := azqueue.NewQueueClientFromConnectionString(connStr, "events", nil)
@@ -130,6 +131,7 @@ func TestStorageQueue_EndToEnd(t *testing.T) {
 // with faults (random webhook failures, Event Hubs refusals, the MQTT broker
 // restarted mid-run); every event reaches every destination.
 func TestDestinations_Conservation(t *testing.T) {
+	t.Parallel()
 	az := azurite.Start(t)
 	connStr := az.ConnectionString(azurite.Key)
 	q, err := azqueue.NewQueueClientFromConnectionString(connStr, "events", nil)

@@ -43,6 +43,7 @@ func mustRefuse(t testing.TB, method, url, contentType string, body any, parts [
 // filter would read one way and the receiver another, is refused at the
 // door in every schema and mode, so it can never slip past a filter.
 func TestStrict_FilterBypassRefused(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	k := newSink(t, nil)
 	for topic, schema := range map[string]string{"eg": "EventGridSchema", "ce": "CloudEventSchemaV1_0", "custom": "CustomEventSchema"} {
@@ -103,6 +104,7 @@ func TestStrict_FilterBypassRefused(t *testing.T) {
 // TestStrict_EventGridSchemaFields: EventGridSchema checks what CloudEvents
 // checks, and every schema refuses text that is not UTF-8.
 func TestStrict_EventGridSchemaFields(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, devEnv())
 	createTopic(t, b.URL, "eg", "EventGridSchema")
 	createTopic(t, b.URL, "custom", "CustomEventSchema")
@@ -132,6 +134,7 @@ func TestStrict_EventGridSchemaFields(t *testing.T) {
 // TestStrict_SubscriptionRefusals: what could never be delivered is refused
 // at PUT, with the field named.
 func TestStrict_SubscriptionRefusals(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, merge(devEnv(), "api__filterLimits__maxIncludedEventTypes", "20"))
 	createTopic(t, b.URL, "t", "EventGridSchema")
 	put := b.URL + "/topics/t/eventSubscriptions/s?" + apiVersion

@@ -149,6 +149,15 @@ func skipReason(s string) string {
 	return "(no reason given)"
 }
 
+// add counts what o counted, and its skipped tests, in r.
+func (r *report) add(o *report) {
+	r.skips = append(r.skips, o.skips...)
+	r.passed += o.passed
+	r.failedTests += o.failedTests
+	r.nSkipped += o.nSkipped
+	r.failedPackages += o.failedPackages
+}
+
 // Summary prints the skipped tests and the closing count.
 func (r *report) Summary() {
 	if len(r.skips) > 0 {

@@ -69,7 +69,8 @@ go: warning: not an event
 // TestRun_EveryModule runs the real go test -json in a small repository of
 // two modules (and a go.mod under testdata, which is not a module of it,
 // and a module without tests, which has nothing to run),
-// and checks both ran and the skip is reported.
+// and checks both ran, each module's output is one block, and the skip is
+// reported.
 func TestRun_EveryModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test in a temporary repository; not with -short")
@@ -103,16 +104,13 @@ func TestRun_EveryModule(t *testing.T) {
 	if len(mods) != 2 || mods[0] != root || mods[1] != filepath.Join(root, "nested") {
 		t.Fatalf("modules = %v, want the root and nested", mods)
 	}
-	var out strings.Builder
-	r := newReport(&out, false)
-	codes := []int{}
-	for _, dir := range mods {
-		codes = append(codes, run(dir, []string{"test", "-json", "-count=1", "./..."}, r))
-	}
+	var out, errs strings.Builder
+	args := []string{"test", "-json", "-count=1"}
+	code, r := runModules(root, mods, args, &out, &errs, false)
 	r.Summary()
 	got := out.String()
-	if codes[0] != 0 || codes[1] == 0 {
-		t.Errorf("exit codes %v, want 0 for the root and non-zero for nested", codes)
+	if code == 0 {
+		t.Errorf("exit code 0, want nested's failure")
 	}
 	for _, want := range []string{
 		"ok  \texample.com/root/a\t",
@@ -126,7 +124,54 @@ func TestRun_EveryModule(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
+	// One block per module, in module order, though they ran at once.
+	rootHead, nestedHead := strings.Index(got, "(module .)\n"), strings.Index(got, "(module nested)\n")
+	rootOK, nestedFail := strings.Index(got, "ok  \texample.com/root/a\t"), strings.Index(got, "--- FAIL: TestB (")
+	if rootHead != len("go test -json -count=1 ./... ") || !(rootHead < rootOK && rootOK < nestedHead && nestedHead < nestedFail) {
+		t.Errorf("the modules' blocks are not one after the other:\n%s", got)
+	}
 	if strings.Contains(got, "=== RUN") {
 		t.Errorf("output shows -json's framing lines:\n%s", got)
+	}
+}
+
+// TestRelay_HoldsUntilAttached: a module's output written before its turn
+// comes out whole, in order, when it is attached, and later writes pass
+// straight on.
+func TestRelay_HoldsUntilAttached(t *testing.T) {
+	var r relay
+	var out strings.Builder
+	r.Write([]byte("one\n"))
+	r.Write([]byte("two\n"))
+	if out.Len() != 0 {
+		t.Fatalf("written before attach: %q", out.String())
+	}
+	r.attach(&out)
+	r.Write([]byte("three\n"))
+	if out.String() != "one\ntwo\nthree\n" {
+		t.Errorf("relayed %q", out.String())
+	}
+}
+
+// TestPackages_BlackBoxFirst: a module's own tests folder is given to go
+// test first; a tests folder that is a module of its own is not.
+func TestPackages_BlackBoxFirst(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"withTests/tests", "ownModule/tests", "none/pkg"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "ownModule/tests/go.mod"), []byte("module x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{
+		"withTests": "./tests/... ./...",
+		"ownModule": "./...",
+		"none":      "./...",
+	} {
+		if got := strings.Join(packages(filepath.Join(root, dir)), " "); got != want {
+			t.Errorf("packages of %s = %q, want %q", dir, got, want)
+		}
 	}
 }

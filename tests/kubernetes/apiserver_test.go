@@ -11,7 +11,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -58,15 +57,13 @@ func requireKubeBinaries(tb testing.TB) (etcd, apiserver string) {
 	return etcd, apiserver
 }
 
-// freePort returns a loopback port that was free a moment ago.
+// freePort returns a loopback port nothing listens on now, for etcd,
+// kube-apiserver or the broker to listen on once started: one from
+// brokertest.FreePort, which no listener on port 0 takes meanwhile (the
+// root module's tests run at the same time).
 func freePort(tb testing.TB) int {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return brokertest.FreePort(tb)
 }
 
 // process is a program a test started.

@@ -40,19 +40,11 @@ type Server struct {
 // test under CI and skips it elsewhere, saying how to install it.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	s := &Server{tb: tb, bin: brokertest.RequireCommand(tb, "azurite", Install), blobPort: freePort(tb), queuePort: freePort(tb)}
+	s := &Server{tb: tb, bin: brokertest.RequireCommand(tb, "azurite", Install),
+		blobPort: brokertest.FreePort(tb), queuePort: brokertest.FreePort(tb)}
 	s.start()
 	tb.Cleanup(s.Stop)
 	return s
-}
-
-func freePort(tb testing.TB) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func (s *Server) start() {
@@ -63,7 +55,7 @@ func (s *Server) start() {
 	s.cmd = exec.Command(s.bin, "--silent", "--inMemoryPersistence", "--skipApiVersionCheck", "--loose",
 		"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(s.blobPort),
 		"--queueHost", "127.0.0.1", "--queuePort", strconv.Itoa(s.queuePort),
-		"--tableHost", "127.0.0.1", "--tablePort", strconv.Itoa(freePort(s.tb)),
+		"--tableHost", "127.0.0.1", "--tablePort", strconv.Itoa(brokertest.FreePort(s.tb)),
 		"--debug", dir+"/debug.log")
 	s.cmd.Dir = dir
 	s.cmd.Stderr = os.Stderr // its start-up chatter on stdout is not wanted

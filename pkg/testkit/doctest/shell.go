@@ -179,15 +179,11 @@ func Failures(out string) []string {
 	return bad
 }
 
-// FreeAddr returns a loopback address no one listens on now.
+// FreeAddr returns a loopback address no one listens on now, from
+// brokertest.FreePort: one the page's programs listen on later.
 func FreeAddr(tb testing.TB) string {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return brokertest.FreeAddr(tb)
 }
 
 // WaitClosed waits until nothing listens on addr any more.

@@ -89,7 +89,7 @@ func Start(tb testing.TB, o Options) *Broker {
 		extra.WriteString("allow_anonymous true\n")
 	}
 	for attempt := 0; ; attempt++ {
-		b.Port = freePort(tb)
+		b.Port = brokertest.FreePort(tb)
 		conf := fmt.Sprintf("per_listener_settings false\n%suser root\nlog_dest file %s\nlog_type all\nconnection_messages true\nlistener %d 127.0.0.1\n%s",
 			persistence, b.logPath, b.Port, extra.String())
 		writeFile(tb, b.conf, []byte(conf))
@@ -198,15 +198,6 @@ func (b *Broker) Restart() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	b.tb.Fatalf("mosquitto did not restart: %v\n%s", err, b.Log())
-}
-
-func freePort(tb testing.TB) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("mosquitto: free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func writeFile(tb testing.TB, path string, data []byte) {

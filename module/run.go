@@ -87,6 +87,7 @@ func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen 
 	}
 	// Closed after the delivery modes and the API, which send through it.
 	lc.add("webhook", out.hooks.Close)
+	lc.add("servicebus", out.bus.Close)
 	if out.edge != nil {
 		lc.add("edgehub", out.edge.Close)
 	}
@@ -109,6 +110,7 @@ func start(ctx context.Context, cfg config.Config, log zerolog.Logger, onListen 
 type senders struct {
 	byType push.Senders
 	hooks  *webhook.Sender
+	bus    *servicebus.Sender
 	queues *storagequeue.Sender
 	edge   *edgehub.Client
 }
@@ -149,6 +151,7 @@ func newSenders(cfg config.Config, sec *security, log zerolog.Logger) (*senders,
 			eventgrid.StorageQueue:    queues,
 		},
 		hooks:  hooks,
+		bus:    bus,
 		queues: queues,
 		edge:   edge,
 	}

@@ -93,6 +93,14 @@ func New(o Options) *Sender {
 	}
 }
 
+// Close closes the idle connections the Sender keeps. A request in flight
+// keeps its connection until it ends. It returns nil: there is nothing to
+// wait for.
+func (s *Sender) Close(context.Context) error {
+	s.client.CloseIdleConnections()
+	return nil
+}
+
 // entity is a parsed connection string with its current token.
 type entity struct {
 	cs      azconn.Entity

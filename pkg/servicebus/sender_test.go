@@ -3,14 +3,20 @@ package servicebus_test
 import (
 	"context"
 	"crypto/tls"
+	"errors"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/servicebus"
 	"github.com/edgegrid/edgegrid/pkg/servicebus/servicebustest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
@@ -229,4 +235,42 @@ func BenchmarkSendBatch(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestClose_ClosesIdleConnections: after Close the namespace sees the
+// connection of an earlier send closed, as the broker's shutdown does.
+func TestClose_ClosesIdleConnections(t *testing.T) {
+	ca := testpki.NewCA(t, "sb-ca")
+	ns := servicebustest.New(t, ca)
+	// The same namespace behind a server that tells when a connection ends.
+	var closed atomic.Int32
+	srv := httptest.NewUnstartedServer(ns)
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			closed.Add(1)
+		}
+	}
+	cert := ca.Issue(t, "127.0.0.1", nil, []net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(time.Hour))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	ns.Host = srv.Listener.Addr().String()
+
+	s := newSender(t, ca)
+	cs := ns.AddEntity(servicebustest.Queue, "q")
+	if err := s.Send(t.Context(), batch(eventgrid.ServiceBusQueue, cs, false, nil, ev1)); err != nil {
+		t.Fatalf("send: %v (refused: %q)", err, ns.Refused())
+	}
+	if n := closed.Load(); n != 0 {
+		t.Fatalf("%d connections closed before Close", n)
+	}
+	if err := s.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.Eventually(t, 10*time.Second, func() error {
+		if closed.Load() != 1 {
+			return errors.New("the idle connection is still open")
+		}
+		return nil
+	})
 }

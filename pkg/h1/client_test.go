@@ -1,7 +1,6 @@
 package h1
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -19,42 +17,9 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/endpointtest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
-
-// counted is a loopback endpoint that counts the connections it accepts
-// and those open now, and answers by handler.
-type counted struct {
-	*httptest.Server
-	accepted, open, peak atomic.Int64
-}
-
-func newCounted(t *testing.T, tlsCfg *tls.Config, handler http.HandlerFunc, configure ...func(*http.Server)) *counted {
-	t.Helper()
-	c := &counted{Server: httptest.NewUnstartedServer(handler)}
-	for _, f := range configure {
-		f(c.Config)
-	}
-	c.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		switch s {
-		case http.StateNew:
-			c.accepted.Add(1)
-			n := c.open.Add(1)
-			for p := c.peak.Load(); n > p && !c.peak.CompareAndSwap(p, n); p = c.peak.Load() {
-			}
-		case http.StateClosed, http.StateHijacked:
-			c.open.Add(-1)
-		}
-	}
-	if tlsCfg != nil {
-		c.TLS = tlsCfg
-		c.StartTLS()
-	} else {
-		c.Start()
-	}
-	t.Cleanup(c.Close)
-	return c
-}
 
 // targetOf is the Target of rawURL.
 func targetOf(t *testing.T, rawURL string) *Target {
@@ -112,19 +77,19 @@ func postOK(c *Client, t *testing.T, rawURL string) {
 func TestClient_IdleClosedByTheEndpoint(t *testing.T) {
 	// The endpoint closes an idle connection a few milliseconds after an
 	// answer: the next request takes a new one instead of failing.
-	srv := newCounted(t, nil, func(http.ResponseWriter, *http.Request) {},
+	srv := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {},
 		func(s *http.Server) { s.IdleTimeout = 5 * time.Millisecond })
 	c := newClient(t, Options{})
 	for i := range 3 {
 		postOK(c, t, srv.URL)
 		brokertest.Eventually(t, 5*time.Second, func() error {
-			if n := srv.open.Load(); n != 0 {
+			if n := srv.Open.Load(); n != 0 {
 				return errors.New("the endpoint has not closed the idle connection yet")
 			}
 			return nil
 		})
 		time.Sleep(checkIdleAfter) // past the age at which it is checked before use
-		if n := srv.accepted.Load(); n != int64(i+1) {
+		if n := srv.Accepted.Load(); n != int64(i+1) {
 			t.Fatalf("%d connections after %d requests", n, i+1)
 		}
 		if n := c.Stats().Idle; n != 1 {
@@ -134,14 +99,14 @@ func TestClient_IdleClosedByTheEndpoint(t *testing.T) {
 }
 
 func TestClient_IdleSwept(t *testing.T) {
-	srv := newCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
+	srv := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
 	c := newClient(t, Options{IdleTimeout: 30 * time.Millisecond})
 	postOK(c, t, srv.URL)
 	brokertest.Eventually(t, 5*time.Second, func() error {
 		if n := c.Stats().Idle; n != 0 {
 			return errors.New("the idle connection is still kept")
 		}
-		if n := srv.open.Load(); n != 0 {
+		if n := srv.Open.Load(); n != 0 {
 			return errors.New("the endpoint still has the connection open")
 		}
 		return nil
@@ -155,7 +120,7 @@ func TestClient_IdleSwept(t *testing.T) {
 func TestClient_TLSKeptAlive(t *testing.T) {
 	ca := testpki.NewCA(t, "edgegrid test CA")
 	cert := ca.Issue(t, "127.0.0.1", nil, []net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(time.Hour), x509.ExtKeyUsageServerAuth)
-	srv := newCounted(t, &tls.Config{Certificates: []tls.Certificate{cert}}, func(w http.ResponseWriter, r *http.Request) {
+	srv := endpointtest.NewCounted(t, &tls.Config{Certificates: []tls.Certificate{cert}}, func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil {
 			w.WriteHeader(http.StatusBadRequest)
 		}
@@ -165,7 +130,7 @@ func TestClient_TLSKeptAlive(t *testing.T) {
 		postOK(c, t, srv.URL)
 		time.Sleep(checkIdleAfter) // checked before use: still open
 	}
-	if n := srv.accepted.Load(); n != 1 {
+	if n := srv.Accepted.Load(); n != 1 {
 		t.Errorf("%d TLS connections for 3 requests, want 1", n)
 	}
 }
@@ -175,7 +140,7 @@ func TestClient_NothingLeaksUnderFaults(t *testing.T) {
 	// some late (past their timeout) and fails some: at the end every
 	// connection still counted is idle, none is lost from the count.
 	var n atomic.Int64
-	srv := newCounted(t, nil, func(w http.ResponseWriter, r *http.Request) {
+	srv := endpointtest.NewCounted(t, nil, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		switch n.Add(1) % 5 {
 		case 1:
@@ -215,58 +180,6 @@ func TestClient_NothingLeaksUnderFaults(t *testing.T) {
 	})
 }
 
-// rawEndpoint answers every request with answer, written as it is, and
-// counts the connections it accepts.
-func rawEndpoint(t *testing.T, answer string) (url string, accepted *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted = new(atomic.Int64)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close() // the client keeps them idle
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					if _, err := io.WriteString(c, answer); err != nil {
-						return
-					}
-				}
-			})
-		}
-	})
-	return "http://" + ln.Addr().String() + "/", accepted
-}
-
 func TestClient_OddAnswers(t *testing.T) {
 	hint := "HTTP/1.1 103 Early Hints\r\nLink: </" + strings.Repeat("a", 64<<10) + ">; rel=preload\r\n\r\n"
 	for _, tc := range []struct {
@@ -291,7 +204,7 @@ func TestClient_OddAnswers(t *testing.T) {
 		{"EarlyHintsWithoutEnd", strings.Repeat(hint, maxHeaderBytes/len(hint)+1), 0, "header is longer", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url, accepted := rawEndpoint(t, tc.answer)
+			url, accepted := endpointtest.Raw(t, tc.answer)
 			c := newClient(t, Options{})
 			for range 2 {
 				resp, err := post(c, t, url, 10*time.Second)
@@ -319,7 +232,7 @@ func TestClient_OneConnectionForEveryPath(t *testing.T) {
 	// Requests to ten paths of one address, as ten subscriptions of one
 	// endpoint make them, share its connection.
 	var paths sync.Map
-	srv := newCounted(t, nil, func(_ http.ResponseWriter, r *http.Request) { paths.Store(r.URL.Path, true) })
+	srv := endpointtest.NewCounted(t, nil, func(_ http.ResponseWriter, r *http.Request) { paths.Store(r.URL.Path, true) })
 	c := newClient(t, Options{})
 	for i := range 10 {
 		postOK(c, t, fmt.Sprintf("%s/s/%d", srv.URL, i))
@@ -329,7 +242,7 @@ func TestClient_OneConnectionForEveryPath(t *testing.T) {
 	if n != 10 {
 		t.Errorf("%d paths reached, want 10", n)
 	}
-	if a := srv.accepted.Load(); a != 1 {
+	if a := srv.Accepted.Load(); a != 1 {
 		t.Errorf("%d connections for ten paths, want 1", a)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/endpointtest"
 )
 
 // heldDialer dials its first `through` dials at once and holds every
@@ -51,7 +52,7 @@ func TestClient_RequestTakesWhicheverComesFirst(t *testing.T) {
 	const n = 10
 	var c *Client
 	var first sync.Once
-	srv := newCounted(t, nil, func(http.ResponseWriter, *http.Request) {
+	srv := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {
 		first.Do(func() { waitingFor(t, c, n-1) }) // all the others wait meanwhile
 	})
 	d := &heldDialer{through: 1}
@@ -71,7 +72,7 @@ func TestClient_RequestTakesWhicheverComesFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if a := srv.accepted.Load(); a != 1 {
+	if a := srv.Accepted.Load(); a != 1 {
 		t.Errorf("%d connections accepted, want 1", a)
 	}
 	// The hung dials go on, as the Transport's do, for whatever they may
@@ -97,7 +98,7 @@ func (d *gatedDialer) dial(ctx context.Context, network, addr string) (net.Conn,
 }
 
 func TestClient_LateDialJoinsTheIdleConnections(t *testing.T) {
-	srv := newCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
+	srv := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
 	d := &gatedDialer{open: make(chan struct{})}
 	c := newClient(t, Options{Dial: d.dial, MaxConnsPerHost: 6})
 	const n = 8
@@ -132,7 +133,7 @@ func TestClient_LateDialJoinsTheIdleConnections(t *testing.T) {
 	for range minDials {
 		postOK(c, t, srv.URL)
 	}
-	if a := srv.accepted.Load(); a != minDials {
+	if a := srv.Accepted.Load(); a != minDials {
 		t.Errorf("%d connections accepted, want %d", a, minDials)
 	}
 }
@@ -166,7 +167,7 @@ func TestClient_ConnectionsGrowByDoubling(t *testing.T) {
 	const n = 40
 	var in atomic.Int64
 	all := make(chan struct{})
-	srv := newCounted(t, nil, func(http.ResponseWriter, *http.Request) {
+	srv := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {
 		if in.Add(1) == n {
 			close(all)
 		}
@@ -180,7 +181,7 @@ func TestClient_ConnectionsGrowByDoubling(t *testing.T) {
 		wg.Go(func() { postOK(c, t, srv.URL) })
 	}
 	wg.Wait()
-	if a, all := srv.accepted.Load(), d.all.Load(); a != n || all != n {
+	if a, all := srv.Accepted.Load(), d.all.Load(); a != n || all != n {
 		t.Errorf("%d connections accepted of %d dialled, want %d", a, all, n)
 	}
 	if m := d.most.Load(); m <= minDials {
@@ -236,7 +237,7 @@ func clientGoroutines() []string {
 type closing struct {
 	c                 *Client
 	d                 *heldDialer
-	idle, busy        *counted
+	idle, busy        *endpointtest.Counted
 	release           chan struct{}
 	inFlight, waiting chan error
 }
@@ -244,8 +245,8 @@ type closing struct {
 func newClosing(t *testing.T) *closing {
 	x := &closing{d: &heldDialer{through: 2}, release: make(chan struct{}),
 		inFlight: make(chan error, 1), waiting: make(chan error, 1)}
-	x.idle = newCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
-	x.busy = newCounted(t, nil, func(http.ResponseWriter, *http.Request) { <-x.release })
+	x.idle = endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
+	x.busy = endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) { <-x.release })
 	x.c = New(Options{Dial: x.d.dial, IdleTimeout: time.Hour})
 	postOK(x.c, t, x.idle.URL)
 	go func() {
@@ -256,7 +257,7 @@ func newClosing(t *testing.T) *closing {
 		x.inFlight <- err
 	}()
 	brokertest.Eventually(t, 10*time.Second, func() error {
-		if x.busy.accepted.Load() != 1 {
+		if x.busy.Accepted.Load() != 1 {
 			return errors.New("no request in flight yet")
 		}
 		return nil
@@ -298,7 +299,7 @@ func TestClient_CloseLeavesNothingRunning(t *testing.T) {
 		t.Errorf("a request after Close got %v, want ErrClosed", err)
 	}
 	brokertest.Eventually(t, 10*time.Second, func() error {
-		if n := x.idle.open.Load(); n != 0 {
+		if n := x.idle.Open.Load(); n != 0 {
 			return errors.New("the idle connection is still open")
 		}
 		return nil
@@ -309,7 +310,7 @@ func TestClient_CloseLeavesNothingRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	brokertest.Eventually(t, 10*time.Second, func() error {
-		if n := x.busy.open.Load(); n != 0 {
+		if n := x.busy.Open.Load(); n != 0 {
 			return fmt.Errorf("the endpoint has %d connections open", n)
 		}
 		if s := x.c.Stats(); s != (Stats{}) {

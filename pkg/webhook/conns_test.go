@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,42 +17,9 @@ import (
 	"github.com/edgegrid/edgegrid/pkg/eventgrid"
 	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/endpointtest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
-
-// counted is a loopback endpoint that counts the connections it accepts
-// and those open now, and answers by handler.
-type counted struct {
-	*httptest.Server
-	accepted, open, peak atomic.Int64
-}
-
-func newCounted(t *testing.T, tlsCert *tls.Certificate, handler http.HandlerFunc, configure ...func(*http.Server)) *counted {
-	t.Helper()
-	c := &counted{Server: httptest.NewUnstartedServer(handler)}
-	for _, f := range configure {
-		f(c.Config)
-	}
-	c.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		switch s {
-		case http.StateNew:
-			c.accepted.Add(1)
-			n := c.open.Add(1)
-			for p := c.peak.Load(); n > p && !c.peak.CompareAndSwap(p, n); p = c.peak.Load() {
-			}
-		case http.StateClosed, http.StateHijacked:
-			c.open.Add(-1)
-		}
-	}
-	if tlsCert != nil {
-		c.TLS = &tls.Config{Certificates: []tls.Certificate{*tlsCert}}
-		c.StartTLS()
-	} else {
-		c.Start()
-	}
-	t.Cleanup(c.Close)
-	return c
-}
 
 func oneEvent(url string) *push.Batch {
 	return &push.Batch{Subscription: &eventgrid.EventSubscription{Topic: "t", Name: "s",
@@ -76,7 +42,7 @@ func (s *Sender) idleConns() int { return s.conns.Stats().Idle }
 
 func TestConns_KeptAliveAndUsedAgain(t *testing.T) {
 	var got atomic.Value
-	srv := newCounted(t, nil, func(w http.ResponseWriter, r *http.Request) {
+	srv := endpointtest.NewCounted(t, nil, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		got.Store(r.Method + " " + r.RequestURI + " " + r.Host + " " + r.Header.Get("User-Agent") + " " +
 			r.Header.Get("Content-Length") + " " + string(b))
@@ -89,14 +55,14 @@ func TestConns_KeptAliveAndUsedAgain(t *testing.T) {
 	if want := "POST /api/x?code=1 " + host + ` edgegrid/test 30 [{"id":"1","dataVersion":"1"}]`; got.Load() != want {
 		t.Errorf("the endpoint got %q, want %q", got.Load(), want)
 	}
-	if n := srv.accepted.Load(); n != 1 {
+	if n := srv.Accepted.Load(); n != 1 {
 		t.Errorf("%d connections for 5 requests one after another, want 1", n)
 	}
 }
 func TestConns_AtMostMaxPerHost(t *testing.T) {
 	release := make(chan struct{})
 	var in atomic.Int64
-	srv := newCounted(t, nil, func(http.ResponseWriter, *http.Request) {
+	srv := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {
 		in.Add(1)
 		<-release
 	})
@@ -124,7 +90,7 @@ func TestConns_AtMostMaxPerHost(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if p := srv.peak.Load(); p != 2 {
+	if p := srv.Peak.Load(); p != 2 {
 		t.Errorf("at most %d connections open at once, want 2", p)
 	}
 	if n := s.idleConns(); n != 2 {
@@ -134,12 +100,12 @@ func TestConns_AtMostMaxPerHost(t *testing.T) {
 
 func TestConns_WaiterGivesUpWithItsContext(t *testing.T) {
 	release := make(chan struct{})
-	srv := newCounted(t, nil, func(http.ResponseWriter, *http.Request) { <-release })
+	srv := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) { <-release })
 	s := New(Options{MaxConnsPerHost: 1})
 	first := make(chan error, 1)
 	go func() { first <- s.Send(context.Background(), oneEvent(srv.URL)) }()
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if srv.accepted.Load() == 0 {
+		if srv.Accepted.Load() == 0 {
 			return errors.New("the first request holds no connection yet")
 		}
 		return nil
@@ -156,7 +122,7 @@ func TestConns_WaiterGivesUpWithItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	sendOK(t, s, srv.URL) // the one connection is given back, not lost
-	if n := srv.accepted.Load(); n != 1 {
+	if n := srv.Accepted.Load(); n != 1 {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
@@ -190,7 +156,7 @@ func TestConns_Answers(t *testing.T) {
 		}, http.StatusServiceUnavailable, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newCounted(t, nil, tc.handler)
+			srv := endpointtest.NewCounted(t, nil, tc.handler)
 			s := New(Options{})
 			for range 2 {
 				err := s.Send(context.Background(), oneEvent(srv.URL))
@@ -206,7 +172,7 @@ func TestConns_Answers(t *testing.T) {
 			if tc.reused {
 				want = 1
 			}
-			if n := srv.accepted.Load(); n != want {
+			if n := srv.Accepted.Load(); n != want {
 				t.Errorf("%d connections for two requests, want %d", n, want)
 			}
 		})
@@ -214,7 +180,7 @@ func TestConns_Answers(t *testing.T) {
 }
 
 func TestConns_InvalidHeaderSendsNothing(t *testing.T) {
-	srv := newCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
+	srv := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
 	s := New(Options{})
 	b := oneEvent(srv.URL)
 	b.Subscription.Destination.DeliveryAttributes = []eventgrid.DeliveryAttribute{
@@ -223,7 +189,7 @@ func TestConns_InvalidHeaderSendsNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `invalid header field value for "X-Token"`) || strings.Contains(err.Error(), "Injected") {
 		t.Fatalf("got %v, want the header named and its value left out", err)
 	}
-	if n := srv.accepted.Load(); n != 0 {
+	if n := srv.Accepted.Load(); n != 0 {
 		t.Errorf("%d connections, want none", n)
 	}
 }
@@ -231,13 +197,13 @@ func TestConns_InvalidHeaderSendsNothing(t *testing.T) {
 func TestConns_CancelledWhileWaitingForTheAnswer(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	srv := newCounted(t, nil, func(http.ResponseWriter, *http.Request) { <-release })
+	srv := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) { <-release })
 	s := New(Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Send(ctx, oneEvent(srv.URL)) }()
 	brokertest.Eventually(t, 5*time.Second, func() error {
-		if srv.accepted.Load() == 0 {
+		if srv.Accepted.Load() == 0 {
 			return errors.New("no request yet")
 		}
 		return nil
@@ -259,7 +225,7 @@ func TestConns_CancelledWhileWaitingForTheAnswer(t *testing.T) {
 func TestConns_TLS(t *testing.T) {
 	ca := testpki.NewCA(t, "edgegrid test CA")
 	cert := ca.Issue(t, "127.0.0.1", nil, []net.IP{net.IPv4(127, 0, 0, 1)}, time.Now().Add(time.Hour), x509.ExtKeyUsageServerAuth)
-	srv := newCounted(t, &cert, func(w http.ResponseWriter, r *http.Request) {
+	srv := endpointtest.NewCounted(t, &tls.Config{Certificates: []tls.Certificate{cert}}, func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil {
 			w.WriteHeader(http.StatusBadRequest)
 		}
@@ -268,11 +234,11 @@ func TestConns_TLS(t *testing.T) {
 	for range 3 {
 		sendOK(t, s, srv.URL)
 	}
-	if n := srv.accepted.Load(); n != 1 {
+	if n := srv.Accepted.Load(); n != 1 {
 		t.Errorf("%d TLS connections for 3 requests, want 1", n)
 	}
 	// A plain endpoint behind an https URL is told apart, as net/http does.
-	plain := newCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
+	plain := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
 	err := s.Send(context.Background(), oneEvent(strings.Replace(plain.URL, "http:", "https:", 1)))
 	if !errors.Is(err, http.ErrSchemeMismatch) {
 		t.Errorf("got %v, want http.ErrSchemeMismatch", err)
@@ -284,7 +250,7 @@ func TestConns_BodiesOfEverySize(t *testing.T) {
 	// in chunks of a borrowed one, each whole at the endpoint.
 	var mu sync.Mutex
 	var got []byte
-	srv := newCounted(t, nil, func(_ http.ResponseWriter, r *http.Request) {
+	srv := endpointtest.NewCounted(t, nil, func(_ http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		got = b
@@ -313,7 +279,7 @@ func TestConns_BodiesOfEverySize(t *testing.T) {
 		}
 		mu.Unlock()
 	}
-	if n := srv.accepted.Load(); n != 1 {
+	if n := srv.Accepted.Load(); n != 1 {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
@@ -321,7 +287,7 @@ func TestConns_BodiesOfEverySize(t *testing.T) {
 func TestConns_AnswerBeforeTheBodyIsRead(t *testing.T) {
 	// The endpoint refuses a body too large without reading it, and closes
 	// the connection: the sender reports the 413, not the failed write.
-	srv := newCounted(t, nil, func(w http.ResponseWriter, _ *http.Request) {
+	srv := endpointtest.NewCounted(t, nil, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Connection", "close")
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
 	})

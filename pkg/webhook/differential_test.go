@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/push"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/endpointtest"
 	"github.com/edgegrid/edgegrid/pkg/testkit/testpki"
 )
 
@@ -111,70 +111,16 @@ type behaviour struct {
 // configure.
 func served(h http.HandlerFunc, configure ...func(*http.Server)) func(t *testing.T) started {
 	return func(t *testing.T) started {
-		srv := newCounted(t, nil, h, configure...)
-		return started{srv.URL, &srv.accepted, &srv.open}
+		srv := endpointtest.NewCounted(t, nil, h, configure...)
+		return started{srv.URL, &srv.Accepted, &srv.Open}
 	}
 }
 
 // raw is an endpoint writing answer, as it is, to every request.
 func raw(answer string) func(t *testing.T) started {
 	return func(t *testing.T) started {
-		url, accepted := rawEndpoint(t, answer)
+		url, accepted := endpointtest.Raw(t, answer)
 		return started{url: url, accepted: accepted}
-	}
-}
-
-// rawEndpoint answers every request with answer, written as it is, and
-// counts the connections it accepts.
-func rawEndpoint(t *testing.T, answer string) (url string, accepted *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted = new(atomic.Int64)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close() // the clients keep them idle
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() { answerAll(c, answer) })
-		}
-	})
-	return "http://" + ln.Addr().String() + "/", accepted
-}
-
-// answerAll reads requests from c and writes answer to each, until c
-// ends.
-func answerAll(c net.Conn, answer string) {
-	defer c.Close()
-	br := bufio.NewReader(c)
-	for {
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return
-		}
-		_, _ = io.Copy(io.Discard, req.Body)
-		if _, err := io.WriteString(c, answer); err != nil {
-			return
-		}
 	}
 }
 
@@ -419,7 +365,7 @@ func proxiedChild(t *testing.T) {
 	if err := s.Send(ctx, oneEvent(proxied)); err != nil {
 		t.Fatal(err)
 	}
-	local := newCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
+	local := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {})
 	if ep, err := s.endpoints.get(local.URL); err != nil || !ep.direct {
 		t.Fatalf("%s: not direct (%v), want it over the sender's own connections", local.URL, err)
 	}

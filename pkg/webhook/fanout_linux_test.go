@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgegrid/edgegrid/pkg/h1"
 	"github.com/edgegrid/edgegrid/pkg/testkit/brokertest"
+	"github.com/edgegrid/edgegrid/pkg/testkit/endpointtest"
 )
 
 // slowEndpoint is an endpoint as Python's http.server is by default: a
@@ -36,33 +37,8 @@ func slowEndpoint(t *testing.T, acceptPause, work time.Duration) started {
 	if err := rc.Control(func(fd uintptr) { lerr = syscall.Listen(int(fd), 5) }); err != nil || lerr != nil {
 		t.Fatalf("setting the listen backlog: %v %v", err, lerr)
 	}
-	accepted := new(atomic.Int64)
-	var wg sync.WaitGroup
-	var mu, gil sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() { answerSlowly(c, &gil, work) })
-			time.Sleep(acceptPause) // the endpoint's pace, not a wait of the test's
-		}
-	})
+	var gil sync.Mutex
+	accepted := endpointtest.Serve(t, ln, acceptPause, func(c net.Conn) { answerSlowly(c, &gil, work) })
 	return started{url: "http://" + ln.Addr().String(), accepted: accepted}
 }
 
@@ -181,13 +157,13 @@ func TestDifferential_ManyRequestsAtOnce(t *testing.T) {
 	for _, r := range routes {
 		var in atomic.Int64
 		all := make(chan struct{})
-		srv := newCounted(t, nil, func(http.ResponseWriter, *http.Request) {
+		srv := endpointtest.NewCounted(t, nil, func(http.ResponseWriter, *http.Request) {
 			if in.Add(1) == n {
 				close(all)
 			}
 			<-all
 		})
-		res := fanOut(t, started{url: srv.URL, accepted: &srv.accepted}, r, n, 1)
+		res := fanOut(t, started{url: srv.URL, accepted: &srv.Accepted}, r, n, 1)
 		if res.failed != 0 || res.opened != n || res.accepted != n {
 			t.Errorf("%s: %d failed, %d connections opened, %d accepted; want none failed and %d connections", r, res.failed, res.opened, res.accepted, n)
 		}

@@ -35,6 +35,11 @@ const (
 	// defaultIdleTimeout is how long an idle connection is kept, as the
 	// Transport's IdleConnTimeout was.
 	defaultIdleTimeout = 90 * time.Second
+	// defaultDialTimeout bounds a dial as the Transport's are bounded
+	// with the broker's dialer: 30 s to connect and 15 s for the TLS
+	// handshake. A dial of certs.DialTLS has no bound of its own for its
+	// handshake.
+	defaultDialTimeout = 45 * time.Second
 	// defaultMaxConnsPerHost is the bound on connections to one address
 	// when Options gives none.
 	defaultMaxConnsPerHost = 100
@@ -69,6 +74,9 @@ type Options struct {
 	// IdleTimeout is how long an idle connection is kept; 90 s when not
 	// positive.
 	IdleTimeout time.Duration
+	// DialTimeout bounds a dial, the TLS handshake included, whatever
+	// Dial and DialTLS bound themselves; 45 s when not positive.
+	DialTimeout time.Duration
 }
 
 // Target is where a request goes.
@@ -89,6 +97,11 @@ type Client struct {
 	dial, dialTLS DialFunc
 	maxPerHost    int
 	idleTimeout   time.Duration
+	dialTimeout   time.Duration
+	// dialCtx is the context of every dial, which Close cancels
+	// (stopDials).
+	dialCtx   context.Context
+	stopDials context.CancelFunc
 
 	mu    sync.Mutex
 	hosts map[hostKey]*host
@@ -105,7 +118,8 @@ type Client struct {
 // New returns a Client.
 func New(o Options) *Client {
 	c := &Client{dial: o.Dial, dialTLS: o.DialTLS, maxPerHost: o.MaxConnsPerHost, idleTimeout: o.IdleTimeout,
-		hosts: map[hostKey]*host{}}
+		dialTimeout: o.DialTimeout, hosts: map[hostKey]*host{}}
+	c.dialCtx, c.stopDials = context.WithCancel(context.Background())
 	if c.dialTLS == nil {
 		c.dialTLS = tlsDialer(o.Dial, o.TLSConfig)
 	}
@@ -114,6 +128,9 @@ func New(o Options) *Client {
 	}
 	if c.idleTimeout <= 0 {
 		c.idleTimeout = defaultIdleTimeout
+	}
+	if c.dialTimeout <= 0 {
+		c.dialTimeout = defaultDialTimeout
 	}
 	return c
 }
@@ -163,6 +180,7 @@ func (c *Client) Close(ctx context.Context) error {
 	var idle []*conn
 	c.mu.Lock()
 	c.closed = true
+	c.stopDials()
 	if c.sweeping && c.sweep.Stop() {
 		c.sweeping = false
 		c.running.Done()
@@ -171,7 +189,6 @@ func (c *Client) Close(ctx context.Context) error {
 		idle = append(idle, h.idle...)
 		h.open -= len(h.idle)
 		h.idle = nil
-		h.cancelDialsLocked()
 		for _, w := range h.waiting {
 			w.ch <- handoff{err: ErrClosed}
 		}
@@ -216,7 +233,7 @@ func (c *Client) Stats() Stats {
 	for _, h := range c.hosts {
 		s.Open += h.open
 		s.Idle += len(h.idle)
-		s.Dialing += len(h.dials)
+		s.Dialing += h.dials
 		s.Waiting += len(h.waiting)
 	}
 	return s

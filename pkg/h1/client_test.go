@@ -171,9 +171,9 @@ func TestClient_NothingLeaksUnderFaults(t *testing.T) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		for _, h := range c.hosts {
-			if h.open != len(h.idle) || len(h.waiting) != 0 || len(h.dials) != 0 || h.open > 4 {
+			if h.open != len(h.idle) || len(h.waiting) != 0 || h.dials != 0 || h.open > 4 {
 				return fmt.Errorf("%s: %d open, %d idle, %d waiting, %d dials",
-					h.key.addr, h.open, len(h.idle), len(h.waiting), len(h.dials))
+					h.key.addr, h.open, len(h.idle), len(h.waiting), h.dials)
 			}
 		}
 		return nil

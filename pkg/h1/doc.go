@@ -33,9 +33,10 @@
 //     address. A request that finds no idle connection waits for the first
 //     of a connection given back and a dial of its own, as with the
 //     Transport; a dial is started only while fewer dials are in flight
-//     than requests wait, and one no longer needed (its request served by
-//     a connection given back, or gone) is cancelled. So a burst of
-//     requests to an endpoint that accepts connections slowly (a small
+//     than requests wait; one whose request was served meanwhile carries
+//     on, and its connection serves the next request or is kept idle. A
+//     dial has DialTimeout (45 s), the TLS handshake included. So a burst
+//     of requests to an endpoint that accepts connections slowly (a small
 //     listen backlog whose dropped SYNs are retransmitted a second later)
 //     is served on the connections that are there, and never opens more
 //     connections than the Transport does for the same work.

@@ -32,8 +32,8 @@ type host struct {
 	key     hostKey
 	idle    []*conn // the oldest first
 	open    int
-	dials   []*dialing // in flight, the oldest first
-	waiting []*waiter  // the oldest first
+	dials   int       // in flight
+	waiting []*waiter // the oldest first
 }
 
 // minDials is how many dials may be in flight to an address with fewer
@@ -41,12 +41,6 @@ type host struct {
 // backlog in common use (Python's socketserver asks for 5) holds, so that
 // the first burst of requests to an endpoint overflows none.
 const minDials = 4
-
-// dialing is a dial in flight; Close cancels it.
-type dialing struct {
-	cancel    context.CancelFunc
-	cancelled bool
-}
 
 // waiter is a request waiting for a connection: it is handed one, or the
 // error of a dial, exactly once.
@@ -131,7 +125,7 @@ func (c *Client) hostLocked(t *Target) *host {
 
 // forgetLocked drops h once nothing of it is left. Called with c.mu held.
 func (c *Client) forgetLocked(h *host) {
-	if h.open == 0 && len(h.idle) == 0 && len(h.waiting) == 0 && len(h.dials) == 0 && c.hosts[h.key] == h {
+	if h.open == 0 && len(h.idle) == 0 && len(h.waiting) == 0 && h.dials == 0 && c.hosts[h.key] == h {
 		delete(c.hosts, h.key)
 	}
 }
@@ -140,21 +134,9 @@ func (c *Client) forgetLocked(h *host) {
 // wait, within the bound on connections and the slow start's. Called with
 // c.mu held.
 func (c *Client) dialLocked(h *host) {
-	for n := len(h.dials); n < len(h.waiting) && h.open+n < c.maxPerHost && n < max(minDials, h.open) && !c.closed; n++ {
-		ctx, cancel := context.WithCancel(context.Background())
-		d := &dialing{cancel: cancel}
-		h.dials = append(h.dials, d)
+	for ; h.dials < len(h.waiting) && h.open+h.dials < c.maxPerHost && h.dials < max(minDials, h.open) && !c.closed; h.dials++ {
 		c.running.Add(1)
-		go c.dialFor(ctx, h, d)
-	}
-}
-
-// cancelDialsLocked cancels the dials to h in flight. Called with c.mu
-// held.
-func (h *host) cancelDialsLocked() {
-	for _, d := range h.dials {
-		d.cancelled = true
-		d.cancel()
+		go c.dialFor(h)
 	}
 }
 
@@ -164,27 +146,31 @@ func (h *host) cancelDialsLocked() {
 // no connection to h is open, it fails every request waiting but one for
 // each dial still in flight, as their own dials would have failed in the
 // Transport.
-func (c *Client) dialFor(ctx context.Context, h *host, d *dialing) {
+//
+// A dial serves whichever request it comes to, not the one it was started
+// for, so it does not end with that request: it has dialTimeout, and Close
+// cancels it.
+func (c *Client) dialFor(h *host) {
 	defer c.running.Done()
 	dial := c.dial
 	if h.key.tls {
 		dial = c.dialTLS
 	}
+	ctx, cancel := context.WithTimeout(c.dialCtx, c.dialTimeout)
 	nc, err := dial(ctx, "tcp", h.key.addr)
-	d.cancel() // its context is done with
+	cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	i := slices.Index(h.dials, d)
-	h.dials = slices.Delete(h.dials, i, i+1)
+	h.dials--
 	switch {
-	case d.cancelled:
+	case c.closed:
 		if err == nil {
 			_ = nc.Close()
 		}
 	case err != nil:
 		fail := min(len(h.waiting), 1)
 		if h.open == 0 {
-			fail = max(fail, len(h.waiting)-len(h.dials))
+			fail = max(fail, len(h.waiting)-h.dials)
 		}
 		for range fail {
 			h.handLocked(handoff{err: err})

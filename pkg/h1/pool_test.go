@@ -2,8 +2,10 @@ package h1
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime"
@@ -318,4 +320,43 @@ func TestClient_CloseLeavesNothingRunning(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestClient_DialTimeout: a dial whose TLS handshake the endpoint never
+// answers (its process hung, its kernel still accepting) ends after
+// DialTimeout, though the dialer bounds only its context, as
+// certs.DialTLS does; its place is free for the next dial. A dial serves
+// whichever request comes to it, so no request's context ends it.
+func TestClient_DialTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpointtest.Serve(t, ln, 0, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) }) // reads, never answers
+	handshakeByContext := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		raw, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := tls.Client(raw, &tls.Config{ServerName: "127.0.0.1"})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, err
+		}
+		return tc, nil
+	}
+	c := newClient(t, Options{Dial: (&net.Dialer{}).DialContext, DialTLS: handshakeByContext, DialTimeout: 200 * time.Millisecond})
+	url := "https://" + ln.Addr().String() + "/"
+	for range 2 {
+		if resp, err := post(c, t, url, 50*time.Millisecond); err == nil {
+			resp.Body.Close()
+			t.Fatal("a request to an endpoint that never answers the handshake succeeded")
+		}
+		brokertest.Eventually(t, 10*time.Second, func() error {
+			if s := c.Stats(); s.Dialing != 0 {
+				return fmt.Errorf("%d dials still in flight", s.Dialing)
+			}
+			return nil
+		})
+	}
 }

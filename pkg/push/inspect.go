@@ -119,12 +119,7 @@ func (e *Engine) RetryNow(sub *eventgrid.EventSubscription) (moved, atLast int, 
 		q.ready.push(it)
 		moved++
 	}
-	for i := range q.backoff {
-		q.backoff[i].clear(ready)
-	}
-	for q.timed.len() > 0 {
-		ready(q.timed.pop())
-	}
+	q.takeWaitingLocked(ready)
 	q.probation = 0
 	q.watchExpiryLocked(e.clock.Now())
 	q.scheduleLocked()

@@ -165,11 +165,7 @@ func (q *queue) detach(reason outcome.Reason) *discard {
 		q.releaseItem(&it)
 	}
 	q.ready.clear(release)
-	q.backoff[0].clear(release)
-	q.backoff[1].clear(release)
-	for q.timed.len() > 0 {
-		release(q.timed.pop())
-	}
+	q.takeWaitingLocked(release)
 	for _, b := range q.flying {
 		for i := range b.items {
 			d.n++

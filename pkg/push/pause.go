@@ -115,11 +115,7 @@ func (e *Engine) Purge(sub *eventgrid.EventSubscription) (purged int, ok bool) {
 		q.releaseItem(&it)
 	}
 	q.ready.clear(drop)
-	q.backoff[0].clear(drop)
-	q.backoff[1].clear(drop)
-	for q.timed.len() > 0 {
-		drop(q.timed.pop())
-	}
+	q.takeWaitingLocked(drop)
 	q.expireAt = 0
 	sub = q.sub
 	q.mu.Unlock()

@@ -132,6 +132,17 @@ func (q *queue) setSubLocked(sub *eventgrid.EventSubscription) {
 	}
 }
 
+// takeWaitingLocked passes each event waiting for a later attempt (on
+// the back-off lists and the schedule's heap) to f, and leaves them empty.
+func (q *queue) takeWaitingLocked(f func(item)) {
+	for i := range q.backoff {
+		q.backoff[i].clear(f)
+	}
+	for q.timed.len() > 0 {
+		f(q.timed.pop())
+	}
+}
+
 // endProbationLocked ends a probation that the subscription's schedule no
 // longer has: the events that only waited for it are ready at once.
 func (q *queue) endProbationLocked() {

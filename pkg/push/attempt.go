@@ -214,6 +214,7 @@ const promoteSlack = int64(time.Millisecond)
 // promoteLocked moves waiting items that are due to the ready list.
 func (q *queue) promoteLocked(now int64) {
 	now += promoteSlack
+	n := q.ready.len()
 	for i := range q.backoff {
 		l := &q.backoff[i]
 		for l.len() > 0 && l.front().due <= now {
@@ -222,6 +223,11 @@ func (q *queue) promoteLocked(now int64) {
 	}
 	for q.timed.len() > 0 && q.timed.min().due <= now {
 		q.ready.push(q.timed.pop())
+	}
+	if q.ready.len() > n && q.paused() {
+		// A retried event may be older than every ready one: the first
+		// expiry is looked for again (watchExpiryLocked).
+		q.expireAt = 0
 	}
 }
 

@@ -81,7 +81,8 @@ func (q *queue) expireWhilePausedLocked(now time.Time, b *taken) {
 // nextExpiryLocked returns when the first ready event outlives its time to
 // live, in ns since Engine.epoch, minExpirySweep after now at the soonest;
 // 0 when none is ready. Events waiting to be retried are ready before they
-// expire (their retry policy saw to that), and so are looked at then.
+// expire (their retry policy saw to that), and are looked at once they are
+// (promoteLocked).
 func (q *queue) nextExpiryLocked(now time.Time) int64 {
 	var first time.Time
 	q.ready.each(func(it *item) {

@@ -198,3 +198,33 @@ func TestEngine_DeclaredPause(t *testing.T) {
 		t.Error("an update resumed a subscription paused over the API")
 	}
 }
+
+// TestEngine_PausedRetriedEventsExpire: an event that falls due for its
+// retry while the subscription is paused, older than the events already
+// waiting, is given up on when it outlives its time to live, not when the
+// younger ones do.
+func TestEngine_PausedRetriedEventsExpire(t *testing.T) {
+	e, clock, _, m := clockedEngine(t, func(o *push.Options) { o.DefaultTTL = 5 * time.Minute }, func(n int) error {
+		if n == 1 {
+			return statusErr{code: 503} // old waits a minute in back-off
+		}
+		return nil
+	})
+	sub := newSub(e, "s")
+	old := newEvent("old", 100)
+	old.Accepted = clock.Now()
+	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, old)
+	waitStats(t, e, sub, func(st push.QueueStats) bool { return st.Backoff[0] == 1 })
+	e.Pause(sub, true)
+	clock.Advance(30 * time.Second)
+	young := newEvent("young", 100)
+	young.Accepted = clock.Now()
+	mustPublish(t, e, []*eventgrid.EventSubscription{sub}, young)
+	clock.Advance(31 * time.Second) // old's retry falls due: ready behind young
+	waitStats(t, e, sub, func(st push.QueueStats) bool { return st.Ready == 2 })
+	clock.Advance(4*time.Minute + time.Second) // old is 5 min 2 s old, young 4 min 32 s
+	m.waitDropped(t, "s", outcome.TimeToLiveExceeded, 1)
+	if p := mustPeek(t, e, sub, 1); idOf(p[0].Body) != "young" {
+		t.Errorf("left %s, want young", idOf(p[0].Body))
+	}
+}

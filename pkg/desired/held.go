@@ -13,14 +13,12 @@ type held struct {
 	due   chan struct{}
 }
 
-var (
-	_ eventgrid.SubscriptionObserver = (*Reconciler)(nil)
-	_ eventgrid.TopicObserver        = (*Reconciler)(nil)
-)
-
 // setHeld records what owner's last apply, whose result is res, left
-// waiting for the REST API. r.mu is held.
-func (r *Reconciler) setHeld(owner eventgrid.Owner, res Result) {
+// waiting for the REST API. The apply began after deletions deletions over
+// the REST API: one that came since, while the apply ran, may have removed
+// what an entry waits for before it was recorded here, so the source is
+// applied again. r.mu is held.
+func (r *Reconciler) setHeld(owner eventgrid.Owner, res Result, deletions uint64) {
 	r.hmu.Lock()
 	defer r.hmu.Unlock()
 	if len(res.waiting) == 0 {
@@ -32,44 +30,55 @@ func (r *Reconciler) setHeld(owner eventgrid.Owner, res Result) {
 		h.names[n] = true
 	}
 	r.held[owner] = h
+	if r.deletions != deletions {
+		h.signal()
+	}
 }
 
-// TopicDeleted implements eventgrid.TopicObserver for the registry: the
-// deletion over the REST API of a topic a source's entry waits for
-// (eventgrid.HeldByAPI) applies that source's declaration again at once,
-// rather than on a timer that could run for ever. It never blocks and never
-// calls back into the registry, whose lock is held.
+// deletionsSoFar returns how many deletions over the REST API the
+// reconciler was told of.
+func (r *Reconciler) deletionsSoFar() uint64 {
+	r.hmu.Lock()
+	defer r.hmu.Unlock()
+	return r.deletions
+}
+
+// signal applies the source again, once however often it is called
+// before that.
+func (h *held) signal() {
+	select {
+	case h.due <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// TopicDeleted tells the reconciler that the registry deleted t (the
+// registry's observers call it, with its lock held): the deletion over the
+// REST API of a topic a source's entry waits for (eventgrid.HeldByAPI)
+// applies that source's declaration again at once, rather than on a timer
+// that could run for ever. It never blocks and never calls back into the
+// registry.
 func (r *Reconciler) TopicDeleted(t eventgrid.Topic) {
 	if !t.Owner.Declared() {
 		r.released(heldName{topic: true, name: strings.ToLower(t.Name)})
 	}
 }
 
-// SubscriptionDeleted implements eventgrid.SubscriptionObserver as
-// TopicDeleted does for topics.
+// SubscriptionDeleted is TopicDeleted for event subscriptions.
 func (r *Reconciler) SubscriptionDeleted(s *eventgrid.EventSubscription) {
 	if !s.Owner.Declared() {
 		r.released(heldName{name: strings.ToLower(s.Name)})
 	}
 }
 
-// TopicCreated implements eventgrid.TopicObserver; it does nothing.
-func (r *Reconciler) TopicCreated(eventgrid.Topic) {}
-
-// SubscriptionPut implements eventgrid.SubscriptionObserver; it does
-// nothing.
-func (r *Reconciler) SubscriptionPut(*eventgrid.EventSubscription) {}
-
 // released signals the sources waiting for n.
 func (r *Reconciler) released(n heldName) {
 	r.hmu.Lock()
 	defer r.hmu.Unlock()
+	r.deletions++
 	for _, h := range r.held {
 		if h.names[n] {
-			select {
-			case h.due <- struct{}{}:
-			default: // one is pending already
-			}
+			h.signal()
 		}
 	}
 }

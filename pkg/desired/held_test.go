@@ -122,3 +122,47 @@ func TestReconciler_HeldByAPI(t *testing.T) {
 		t.Errorf("retrying %v, %d timers; want a retry on a timer", res.Retrying(), timers())
 	}
 }
+
+// deletingStore is the registry with a REST API deletion of topic name
+// landing as soon as an apply has been refused it: after the apply saw it
+// held, before the apply ended.
+type deletingStore struct {
+	*registry.Registry
+	name string
+}
+
+func (s deletingStore) PutTopic(ctx context.Context, t eventgrid.Topic) (eventgrid.Topic, bool, error) {
+	got, created, err := s.Registry.PutTopic(ctx, t)
+	if err != nil && strings.EqualFold(t.Name, s.name) {
+		if derr := s.Registry.DeleteTopic(ctx, s.name); derr != nil {
+			panic(derr)
+		}
+	}
+	return got, created, err
+}
+
+// TestReconciler_HeldByAPIDeletedDuringApply: a deletion over the REST API
+// that lands while the apply that found the name held still runs applies
+// the declaration again, as one after it does.
+func TestReconciler_HeldByAPIDeletedDuringApply(t *testing.T) {
+	ctx := context.Background()
+	var late lateObserver
+	reg := registry.New(registry.DefaultOptions(), &late)
+	r := desired.NewReconciler(deletingStore{reg, "orders"}, zerolog.Nop(), desired.Options{Clock: fakeclock.New()})
+	late.Store(r)
+	if _, _, err := reg.PutTopic(ctx, eventgrid.Topic{Name: "orders"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Apply(ctx, fileSource, []byte(`{"topics": {"orders": {}}}`))
+	if err != nil || res.Errors.Topics["orders"] == "" {
+		t.Fatalf("apply: %v, %+v; want orders refused as the API's", err, res)
+	}
+	select {
+	case <-r.Retries(fileSource):
+	default:
+		t.Fatal("the deletion during the apply did not apply the declaration again")
+	}
+	if res, err := r.Apply(ctx, fileSource, []byte(`{"topics": {"orders": {}}}`)); err != nil || res.Errors.Len() != 0 {
+		t.Fatalf("applied again: %v, %+v", err, res)
+	}
+}

@@ -77,6 +77,9 @@ type Reconciler struct {
 	// Lock order: Reconciler.mu -> Registry.mu -> Reconciler.hmu.
 	hmu  sync.Mutex
 	held map[eventgrid.Owner]*held
+	// deletions counts the REST API's deletions the reconciler was told
+	// of, so that an apply can tell one that came while it ran.
+	deletions uint64
 
 	// smu guards what /readyz reads, so that it never waits for an apply.
 	smu      sync.Mutex
@@ -170,15 +173,16 @@ func (r *Reconciler) Apply(ctx context.Context, owner eventgrid.Owner, doc []byt
 	topics, subs, err := parse(doc)
 	if err != nil {
 		log.Error().Str("error", err.Error()).Msg("declaration not applied: the configuration last applied stays in force")
-		r.finish(owner, doc, Result{}, err)
+		r.finish(owner, doc, Result{}, err, 0)
 		return Result{}, err
 	}
 	d := declare(topics, subs, owner)
 	x := &run{store: r.store, owner: owner, log: log, d: d, st: r.stateOf(owner)}
+	deletions := r.deletionsSoFar()
 	if err := x.execute(ctx, makePlan(d, x.st)); err != nil {
 		return x.res, err
 	}
-	r.finish(owner, doc, x.res, nil)
+	r.finish(owner, doc, x.res, nil, deletions)
 	r.logResult(log, owner, x.res)
 	return x.res, nil
 }
@@ -202,8 +206,9 @@ func (r *Reconciler) logFor(owner eventgrid.Owner) zerolog.Logger {
 
 // finish schedules owner's retry and records its status after an apply of
 // doc that returned res, or docErr for a document that could not be
-// parsed, which changes neither what is applied nor its retries.
-func (r *Reconciler) finish(owner eventgrid.Owner, doc []byte, res Result, docErr error) {
+// parsed, which changes neither what is applied nor its retries. The apply
+// began after deletions deletions over the REST API.
+func (r *Reconciler) finish(owner eventgrid.Owner, doc []byte, res Result, docErr error, deletions uint64) {
 	r.smu.Lock()
 	prev := r.status[owner]
 	r.smu.Unlock()
@@ -215,7 +220,7 @@ func (r *Reconciler) finish(owner eventgrid.Owner, doc []byte, res Result, docEr
 		}
 		s.Error = docErr.Error()
 	default:
-		r.setHeld(owner, res)
+		r.setHeld(owner, res, deletions)
 		rt := r.retryOf(owner)
 		if wait := r.schedule(rt, doc, len(res.passing) > 0); wait > 0 {
 			log := r.logFor(owner)

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -207,15 +206,8 @@ func decodeRedrive(body []byte) (inspect.RedriveFilter, error) {
 	if len(body) == 0 {
 		return f, nil
 	}
-	if _, err := rawjson.ValidStrict(body); err != nil {
-		var se *rawjson.StrictError
-		if errors.As(err, &se) && se.Kind == rawjson.DuplicateName {
-			return f, eventgrid.Errorf(eventgrid.EBadRequest, "The request body names %s more than once; %s.", strconv.Quote(se.Path), redriveBody)
-		}
-		if le := rawjson.Locate(body); le != nil {
-			return f, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON: %s; %s.", le, redriveBody)
-		}
-		return f, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON; %s.", redriveBody)
+	if err := checkStrict(body, redriveBody); err != nil {
+		return f, err
 	}
 	if rawjson.KindOf(body) != rawjson.Object {
 		return f, eventgrid.Errorf(eventgrid.EBadRequest, "The request body must be a JSON object; %s.", redriveBody)

@@ -25,6 +25,7 @@ func TestDecodeRedrive(t *testing.T) {
 		{name: "NotJSON", body: `{"ids": [}`, code: eventgrid.EInvalidJSON, msg: "not valid JSON"},
 		{name: "NotObject", body: `["a"]`, code: eventgrid.EBadRequest, msg: "must be a JSON object"},
 		{name: "Twice", body: `{"ids": ["a"], "ids": ["b"]}`, code: eventgrid.EBadRequest, msg: `names "ids" more than once`},
+		{name: "LoneSurrogate", body: `{"ids": ["\ud800"]}`, code: eventgrid.EInvalidJSON, msg: "unpaired UTF-16 surrogate escape at byte offset"},
 		{name: "Unknown", body: `{"id": ["a"]}`, code: eventgrid.EUnknownMember, msg: `"id" is not a member of :redrive's body`},
 		{name: "IDsNotArray", body: `{"ids": "a"}`, code: eventgrid.EBadRequest, msg: "ids must be a JSON array"},
 		{name: "IDNotString", body: `{"ids": ["a", 2]}`, code: eventgrid.EBadRequest, msg: "ids must be a JSON array"},

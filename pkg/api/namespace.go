@@ -285,18 +285,8 @@ func decodeLockTokens(body []byte) ([]string, error) {
 	if tokens, ok := plainLockTokens(body); ok {
 		return tokens, nil
 	}
-	if _, err := rawjson.ValidStrict(body); err != nil {
-		var se *rawjson.StrictError
-		if errors.As(err, &se) && se.Kind == rawjson.DuplicateName {
-			return nil, eventgrid.Errorf(eventgrid.EBadRequest, "The request body names %s more than once; send {\"lockTokens\": [\"…\"]} with lockTokens once.", strconv.Quote(se.Path))
-		}
-		if errors.As(err, &se) {
-			return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid: %v.", err)
-		}
-		if se := rawjson.Locate(body); se != nil {
-			return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON: %s; send {\"lockTokens\": [\"…\"]}.", se)
-		}
-		return nil, eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON; send {\"lockTokens\": [\"…\"]}.")
+	if err := checkStrict(body, `send {"lockTokens": ["…"]}`); err != nil {
+		return nil, err
 	}
 	if rawjson.KindOf(body) != rawjson.Object {
 		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "The request body must be a JSON object: {\"lockTokens\": [\"…\"]}.")
@@ -312,6 +302,27 @@ func decodeLockTokens(body []byte) ([]string, error) {
 		return nil, eventgrid.Errorf(eventgrid.EBadRequest, "lockTokens holds %d lock tokens; at most %d are accepted.", len(tokens), maxLockTokens)
 	}
 	return tokens, nil
+}
+
+// checkStrict returns nil for a body of valid JSON that names no member
+// twice in one object, and otherwise the error that says what is wrong and
+// where, ending with hint (what to send).
+func checkStrict(body []byte, hint string) error {
+	_, err := rawjson.ValidStrict(body)
+	if err == nil {
+		return nil
+	}
+	var se *rawjson.StrictError
+	switch {
+	case errors.As(err, &se) && se.Kind == rawjson.DuplicateName:
+		return eventgrid.Errorf(eventgrid.EBadRequest, "The request body names %s more than once; %s.", strconv.Quote(se.Path), hint)
+	case errors.As(err, &se):
+		return eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid: %v; %s.", err, hint)
+	}
+	if le := rawjson.Locate(body); le != nil {
+		return eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON: %s; %s.", le, hint)
+	}
+	return eventgrid.Errorf(eventgrid.EInvalidJSON, "The request body is not valid JSON; %s.", hint)
 }
 
 // plainLockTokens reads a settlement's body of the usual form, the one

@@ -17,7 +17,7 @@ func WithoutTrailingCommas(b []byte) ([]byte, bool) {
 		c := b[i]
 		switch {
 		case c == '"':
-			i = stringClose(b, i)
+			i = StringEnd(b, i) - 1 // its closing quote, or b's last byte
 			prev = '"'
 			continue
 		case isSpace(c):
@@ -34,18 +34,4 @@ func WithoutTrailingCommas(b []byte) ([]byte, bool) {
 		return b, false
 	}
 	return append(out, b[last:]...), true
-}
-
-// stringClose returns the index of the quote that closes the string
-// opening at b[i], or the last index of b when none does.
-func stringClose(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
-		}
-	}
-	return len(b) - 1
 }

@@ -93,8 +93,9 @@ func (s *Server) refuse(c echo.Context, reason string, err error) error {
 	return eventgrid.Errorf(eventgrid.EUnauthorized, "The request is not authorized: present a trusted client certificate, a valid aeg-sas-key, or a SAS token in aeg-sas-token or Authorization: SharedAccessSignature.")
 }
 
-// remoteHost is the address of the connection's peer: unlike X-Forwarded-For
-// or X-Real-IP, the client cannot choose it.
+// remoteHost is the address of the connection's peer: unlike
+// X-Forwarded-For or X-Real-IP, the client cannot choose it. It is who a
+// request comes from, for the shares of streams and long polls too.
 func remoteHost(r *http.Request) string {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host

@@ -159,8 +159,8 @@ func (s *Server) readError(err error, declared, got int64) error {
 // bodiesBusy is the refusal of a body that would take the memory held by
 // request bodies being read past its budget.
 func (s *Server) bodiesBusy() error {
-	return s.queueFull(&eventgrid.Refusal{Reason: eventgrid.RefusedBodiesInFlight, Err: eventgrid.Errorf(eventgrid.EUnavailable,
-		"The broker is reading its limit of request bodies (api__maxBodyBytesInFlight %d bytes); retry later.", s.opts.MaxBodyBytesInFlight)})
+	return s.queueFull(eventgrid.Refuse(eventgrid.RefusedBodiesInFlight, eventgrid.EUnavailable,
+		"The broker is reading its limit of request bodies (api__maxBodyBytesInFlight %d bytes); retry later.", s.opts.MaxBodyBytesInFlight))
 }
 
 // bytesInFlight counts bytes against a limit; a limit of 0 or less never refuses.

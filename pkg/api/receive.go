@@ -41,7 +41,7 @@ func (s *Server) receive(c echo.Context) error {
 	deadline := time.Now().Add(wait + s.opts.RequestTimeout)
 	_ = rc.SetReadDeadline(deadline)
 	_ = rc.SetWriteDeadline(deadline)
-	got, err := s.waitingReceive(c.Request().Context(), clientOf(c.Request()), sub, maxEvents, wait)
+	got, err := s.waitingReceive(c.Request().Context(), remoteHost(c.Request()), sub, maxEvents, wait)
 	if err != nil {
 		if eventgrid.ErrorCode(err) == eventgrid.EUnavailable {
 			// Too many receives wait: Retry-After, and the connection

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -110,15 +109,6 @@ func (s *Server) takeStream(client string) error {
 // halfOf is a client's share of limit: half, at least one.
 func halfOf(limit int) int { return max(limit/2, 1) }
 
-// clientOf is who a request comes from, for the shares of streams and
-// long polls: the host of its connection's remote address.
-func clientOf(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
-}
-
 // serveStream answers with the stream open returns, as Server-Sent Events,
 // until the client goes, the stream ends (its topic or subscription was
 // deleted), the server closes, or the stream has lasted one and a half
@@ -132,7 +122,7 @@ func clientOf(r *http.Request) string {
 // timeout. A reader reconnects (the console does); one that reads nothing
 // gives its place back in time (docs/console.md#live-tail).
 func (s *Server) serveStream(c echo.Context, open func() *inspect.Stream, gone error) error {
-	client := clientOf(c.Request())
+	client := remoteHost(c.Request())
 	if err := s.takeStream(client); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -51,6 +50,8 @@ type connSet struct {
 	max int
 	log zerolog.Logger
 	now func() time.Time
+	// refusal is the error envelope of a refused connection.
+	refusal []byte
 
 	mu      sync.Mutex
 	conns   map[net.Conn]*connInfo
@@ -70,7 +71,11 @@ type connInfo struct {
 }
 
 func newConnSet(max int, log zerolog.Logger) *connSet {
-	return &connSet{max: max, log: log, now: time.Now, conns: map[net.Conn]*connInfo{},
+	refusal := envelopeJSON(envelope{Error: envelopeError{Code: eventgrid.StatusName(http.StatusServiceUnavailable), Details: envelopeDetails{
+		Code:    eventgrid.ETooManyConnections,
+		Message: "The broker holds its limit of " + strconv.Itoa(max) + " open connections, none of them idle (api__maxConnections); retry later.",
+	}}})
+	return &connSet{max: max, log: log, now: time.Now, refusal: refusal, conns: map[net.Conn]*connInfo{},
 		changed: make(chan struct{}, 1), refusing: make(chan struct{}, maxRefusing)}
 }
 
@@ -139,7 +144,7 @@ func (s *connSet) refuse(c net.Conn) {
 	go func() {
 		defer s.refusals.Done()
 		defer func() { <-s.refusing }()
-		writeRefusal(c, s.refusalBody(), s.now().Add(refusalTimeout))
+		writeRefusal(c, s.refusal, s.now().Add(refusalTimeout))
 	}()
 }
 
@@ -155,15 +160,6 @@ func (s *connSet) noteRefused() {
 	s.refused.Add(-n)
 	s.log.Warn().Int("maxConnections", s.max).Int64("refused", n).
 		Msg("connections refused: the API holds its limit of open connections, none of them idle (api__maxConnections)")
-}
-
-// refusalBody is the error envelope of a refused connection.
-func (s *connSet) refusalBody() []byte {
-	b, _ := json.Marshal(envelope{Error: envelopeError{Code: eventgrid.StatusName(http.StatusServiceUnavailable), Details: envelopeDetails{
-		Code:    eventgrid.ETooManyConnections,
-		Message: "The broker holds its limit of " + strconv.Itoa(s.max) + " open connections, none of them idle (api__maxConnections); retry later.",
-	}}})
-	return append(b, '\n')
 }
 
 // writeRefusal writes a 503 answer with Connection: close to c before

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -53,12 +54,11 @@ type failures struct {
 	max      int
 	maxBytes int64
 
-	mu      sync.Mutex
-	list    []Failure
-	bytes   int64
-	total   int64
-	seq     uint64
-	evicted int64 // entries the bounds pushed out
+	mu    sync.Mutex
+	list  []Failure
+	bytes int64
+	total int64
+	seq   uint64
 }
 
 // add keeps g, and returns how many older entries the bounds pushed out
@@ -85,7 +85,6 @@ func (f *failures) add(g GivenUp) (evicted int) {
 	e.seq = f.seq
 	f.list = append(f.list, e)
 	f.bytes += int64(len(e.Body))
-	f.evicted += int64(evicted)
 	return evicted
 }
 
@@ -194,22 +193,12 @@ func (f *failures) unclaim(rs []Redrivable) {
 	defer f.mu.Unlock()
 	for _, r := range rs {
 		i, ok := slices.BinarySearchFunc(f.list, r.seq, func(e Failure, seq uint64) int {
-			return compareUint(e.seq, seq)
+			return cmp.Compare(e.seq, seq)
 		})
 		if ok {
 			f.list[i].Redriven = time.Time{}
 		}
 	}
-}
-
-func compareUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // EventID returns the id of an event's JSON, "" when it has none.

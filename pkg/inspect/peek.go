@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"cmp"
 	"container/heap"
 	"slices"
 	"time"
@@ -131,11 +132,8 @@ func (a *offered) compare(b *offered) int {
 	if c := a.w.Enqueued.Compare(b.w.Enqueued); c != 0 {
 		return c
 	}
-	if a.w.Seq != b.w.Seq {
-		if a.w.Seq < b.w.Seq {
-			return -1
-		}
-		return 1
+	if c := cmp.Compare(a.w.Seq, b.w.Seq); c != 0 {
+		return c
 	}
 	return a.seq - b.seq
 }

@@ -307,7 +307,7 @@ func (q *queue) failedLocked(b *taken, err error, res Result, start int64, now t
 			continue
 		}
 		it.due = e.nanos(d.Due)
-		q.noteRetryLocked(b, &it, e.wall(it.due, now))
+		q.noteRetryLocked(b, &it, now)
 		if d.List == listTimed {
 			q.timed.push(it)
 		} else {

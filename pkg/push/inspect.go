@@ -55,13 +55,14 @@ func (q *queue) noteOutcomesLocked(b *taken, items []item) {
 	}
 }
 
-// noteRetryLocked notes, for those watching, that it failed and is tried
-// again at next.
-func (q *queue) noteRetryLocked(b *taken, it *item, next time.Time) {
+// noteRetryLocked notes, for those watching, that it failed at now and is
+// tried again when it is due. Nobody watching, the due time is not turned
+// into a wall-clock time.
+func (q *queue) noteRetryLocked(b *taken, it *item, now time.Time) {
 	if !q.out.Watching() {
 		return
 	}
-	b.outs = append(b.outs, outcome.Event{Body: it.body, Attempt: it.attempts, Failed: true, Error: q.lastError, Next: next})
+	b.outs = append(b.outs, outcome.Event{Body: it.body, Attempt: it.attempts, Failed: true, Error: q.lastError, Next: q.e.wall(it.due, now)})
 }
 
 // Peek returns a bounded copy of the top oldest events sub's queue holds
@@ -133,7 +134,7 @@ func (e *Engine) RetryNow(sub *eventgrid.EventSubscription) (moved, atLast int, 
 func (q *queue) waitAgainLocked(it item, b *taken, now time.Time) {
 	it.forced = false
 	it.attempts--
-	q.noteRetryLocked(b, &it, q.e.wall(it.due, now))
+	q.noteRetryLocked(b, &it, now)
 	q.timed.push(it)
 }
 

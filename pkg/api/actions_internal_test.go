@@ -48,3 +48,32 @@ func TestDecodeRedrive(t *testing.T) {
 		})
 	}
 }
+
+// TestResourceOf: the kinds of resource a path names, and the paths that
+// name none.
+func TestResourceOf(t *testing.T) {
+	for p, want := range map[string]resourceKind{
+		"/topics/t":                          topicResource,
+		"/TOPICS/t":                          topicResource,
+		"/topics/t/eventSubscriptions/s":     subscriptionResource,
+		"/topics/t/EventSubscriptions/s":     subscriptionResource,
+		"":                                   noResource,
+		"/":                                  noResource,
+		"topics/t":                           noResource,
+		"/topics":                            noResource,
+		"/topics/":                           noResource,
+		"/topics/$publish":                   noResource,
+		"/topics/t/":                         noResource,
+		"/topics/t/events":                   noResource,
+		"/topics/t/eventSubscriptions":       noResource,
+		"/topics/t/eventSubscriptions/":      noResource,
+		"/topics/t/eventSubscriptions/$view": noResource,
+		"/topics/t/eventSubscriptions/s/":    noResource,
+		"/topics/t/eventSubscriptions/s/x":   noResource,
+		"/subscriptions/t":                   noResource,
+	} {
+		if got := resourceOf(p); got != want {
+			t.Errorf("resourceOf(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

@@ -50,17 +50,28 @@ var resourceNames = map[resourceKind]string{topicResource: "a topic", subscripti
 // /topics/{t} or /topics/{t}/eventSubscriptions/{s}. A segment starting
 // with '$' is no name but a path subscriptionView rewrote
 // (…/eventSubscriptions/$getFullUrl for …/{s}/getFullUrl).
+//
+// It runs before the routes of every request under /topics/, publishes
+// included, and so cuts the path in place rather than split it.
 func resourceOf(p string) resourceKind {
-	parts := strings.Split(p, "/")
-	name := func(i int) bool { return parts[i] != "" && parts[i][0] != '$' }
-	switch {
-	case len(parts) == 3 && parts[0] == "" && strings.EqualFold(parts[1], "topics") && name(2):
-		return topicResource
-	case len(parts) == 5 && parts[0] == "" && strings.EqualFold(parts[1], "topics") && name(2) &&
-		strings.EqualFold(parts[3], "eventSubscriptions") && name(4):
-		return subscriptionResource
+	name := func(s string) bool { return s != "" && s[0] != '$' }
+	rest, ok := strings.CutPrefix(p, "/")
+	seg, rest, more := strings.Cut(rest, "/")
+	if !ok || !more || !strings.EqualFold(seg, "topics") {
+		return noResource
 	}
-	return noResource
+	topic, rest, more := strings.Cut(rest, "/")
+	switch {
+	case !name(topic):
+		return noResource
+	case !more:
+		return topicResource
+	}
+	seg, sub, more := strings.Cut(rest, "/")
+	if !more || !strings.EqualFold(seg, "eventSubscriptions") || !name(sub) || strings.Contains(sub, "/") {
+		return noResource
+	}
+	return subscriptionResource
 }
 
 // actionOf returns the action of kind named name, ignoring case, as it is

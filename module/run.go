@@ -328,7 +328,6 @@ func deliveryOptions(cfg config.Config) push.Options {
 		DefaultSchedule:            eventgrid.RetrySchedule(cfg.DefaultRetrySchedule),
 		ExponentialScale:           float64(cfg.ExponentialScale),
 		ProbationAfterFailures:     cfg.ProbationAfterFailures,
-		DeliveryLogs:               deliveryLogs(cfg),
 	}
 }
 

@@ -9,10 +9,6 @@ type Topic struct {
 	InputSchema InputSchema
 	// Owner manages the topic: the zero Owner is the REST API.
 	Owner Owner
-	// Released is the source whose declaration of the topic ended while
-	// it held event subscriptions of others, so that it passed to the REST
-	// API (the zero Owner) rather than going; zero otherwise.
-	Released Owner
 }
 
 // TopicService manages topics. Implementations are safe for concurrent use.

@@ -59,7 +59,7 @@ func (r *Registry) ReleaseTopic(_ context.Context, name string, owner eventgrid.
 		}
 	}
 	if kept > 0 {
-		e.topic.Owner, e.topic.Released = eventgrid.Owner{}, owner
+		e.topic.Owner, e.released = eventgrid.Owner{}, owner
 		return kept, nil
 	}
 	r.deleteTopicLocked(e)
@@ -71,8 +71,8 @@ func (r *Registry) ReleaseTopic(_ context.Context, name string, owner eventgrid.
 // to it.
 func checkTopicOwner(e *topicEntry, by eventgrid.Owner) error {
 	t := &e.topic
-	if t.Owner != by && by.Declared() && !t.Owner.Declared() && t.Released.Declared() {
-		return eventgrid.ReleasedConflict(topicWhat(t.Name), t.Released)
+	if t.Owner != by && by.Declared() && !t.Owner.Declared() && e.released.Declared() {
+		return eventgrid.ReleasedConflict(topicWhat(t.Name), e.released)
 	}
 	return checkOwner(topicWhat(t.Name), t.Owner, by)
 }

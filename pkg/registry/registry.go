@@ -33,7 +33,11 @@ type Registry struct {
 
 type topicEntry struct {
 	topic eventgrid.Topic
-	subs  map[string]*subEntry // by lower-cased name
+	// released is the source whose declaration of the topic ended while
+	// it held event subscriptions of others, so that it passed to the REST
+	// API (the zero Owner) rather than going; zero otherwise.
+	released eventgrid.Owner
+	subs     map[string]*subEntry // by lower-cased name
 	// routes is replaced, never modified, on every change, so the publish
 	// path can use a snapshot after releasing Registry.mu.
 	routes []Route

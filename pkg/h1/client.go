@@ -20,8 +20,6 @@ import (
 const MaxHeaderBytes = 1 << 20
 
 const (
-	// maxHeaderBytes is MaxHeaderBytes.
-	maxHeaderBytes = MaxHeaderBytes
 	// maxDrain is how much of an answer's body is read so that its
 	// connection can be used again; a longer body closes the connection.
 	maxDrain = 64 << 10
@@ -49,8 +47,8 @@ var (
 	// ErrClosed is the error of a request made after Close.
 	ErrClosed = errors.New("h1: client closed")
 	// errHeaderTooLong is an answer whose header does not end within
-	// maxHeaderBytes.
-	errHeaderTooLong = fmt.Errorf("the answer's header is longer than %d bytes", maxHeaderBytes)
+	// MaxHeaderBytes.
+	errHeaderTooLong = fmt.Errorf("the answer's header is longer than %d bytes", MaxHeaderBytes)
 )
 
 // DialFunc dials a connection, as net.Dialer.DialContext does.

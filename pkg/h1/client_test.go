@@ -199,9 +199,9 @@ func TestClient_OddAnswers(t *testing.T) {
 		// connection is closed.
 		{"SwitchingProtocols", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n", 101, "", false},
 		{"Malformed", "HTTP/1.1 2x0 OK\r\n\r\n", 0, "malformed HTTP status code", false},
-		{"HeaderTooLong", "HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("a", maxHeaderBytes) + "\r\n\r\n", 0, "header is longer", false},
+		{"HeaderTooLong", "HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("a", MaxHeaderBytes) + "\r\n\r\n", 0, "header is longer", false},
 		// 1xx answers count against the bound together.
-		{"EarlyHintsWithoutEnd", strings.Repeat(hint, maxHeaderBytes/len(hint)+1), 0, "header is longer", false},
+		{"EarlyHintsWithoutEnd", strings.Repeat(hint, MaxHeaderBytes/len(hint)+1), 0, "header is longer", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url, accepted := endpointtest.Raw(t, tc.answer)

@@ -95,7 +95,7 @@ func (c *conn) roundTrip(t *Target, h http.Header, body [][]byte) (resp *http.Re
 		// The endpoint may have answered before it stopped reading (a 413
 		// for a body too large, say) and closed the connection: its
 		// answer is worth more than the write's error.
-		c.lim.left = maxHeaderBytes
+		c.lim.left = MaxHeaderBytes
 		if resp, rerr := http.ReadResponse(c.br, postRequest); rerr == nil && resp.StatusCode >= 200 {
 			resp.Body = http.NoBody
 			return resp, false, nil
@@ -104,7 +104,7 @@ func (c *conn) roundTrip(t *Target, h http.Header, body [][]byte) (resp *http.Re
 	}
 	// The 1xx answers count against the bound with the final one, as with
 	// the Transport.
-	c.lim.left = maxHeaderBytes
+	c.lim.left = MaxHeaderBytes
 	for {
 		resp, err = http.ReadResponse(c.br, postRequest)
 		if err != nil {

@@ -283,10 +283,13 @@ func TestInterop_EventsBuiltAsCloudEvents(t *testing.T) {
 	b := startBroker(t, fastEnv())
 	createTopic(t, b.URL, "eg", "EventGridSchema")
 	ce := newSink(t, nil)
+	// Batched, so that the two events published together arrive in one
+	// request, in their order: unbatched, each goes in a request of its
+	// own, and requests in flight at once arrive in no set order.
 	createSubscription(t, b.URL, "eg", "ce", map[string]any{
 		"eventDeliverySchema": "CloudEventSchemaV1_0",
 		"filter":              map[string]any{"subjectBeginsWith": "sensors/"},
-		"destination":         webhookDest(ce.URL),
+		"destination":         webhookDest(ce.URL, "maxEventsPerBatch", 10),
 	})
 	const (
 		plainIn  = `{"id":"e1","eventType":"Contoso.Reading","subject":"sensors/7","eventTime":"2026-03-04T05:06:07.5Z","dataVersion":"2.0","data":{"celsius":21.5}}`

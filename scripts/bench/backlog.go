@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -28,19 +27,15 @@ func (s *settings) scenarioE() (r result, err error) {
 		Subscriptions: 1, PublishBatch: 100, DeliveryBatch: 50}
 	// A port that was just free: nothing listens there, so connecting is
 	// refused at once.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	deadAddr, err := freeAddr()
 	if err != nil {
 		return r, err
 	}
-	dead := "http://" + ln.Addr().String() + "/dead"
-	ln.Close()
-
-	pp, err := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + deadAddr + "/dead"
+	pprofAddr, err := freeAddr()
 	if err != nil {
 		return r, err
 	}
-	pprofAddr := pp.Addr().String()
-	pp.Close()
 
 	backlog := amount(int64(s.backlog), 100)
 	b, err := s.startBroker(&r, map[string]string{

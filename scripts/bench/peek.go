@@ -30,12 +30,11 @@ const (
 func (s *settings) scenarioJ() (r result, err error) {
 	r = result{Scenario: "j", Title: fmt.Sprintf("%d concurrent peeks (top=%d) of 64 MiB of 60 KB events", peekClients, peekTop),
 		Subscriptions: 1, PublishBatch: 1, DeliveryBatch: 1}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	deadAddr, err := freeAddr()
 	if err != nil {
 		return r, err
 	}
-	dead := "http://" + ln.Addr().String() + "/dead"
-	ln.Close()
+	dead := "http://" + deadAddr + "/dead"
 	pprofAddr, err := freeAddr()
 	if err != nil {
 		return r, err

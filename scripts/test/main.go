@@ -164,7 +164,7 @@ func run(dir string, args []string, r *report, stderr io.Writer) int {
 	}
 	if err := sc.Err(); err != nil {
 		fmt.Fprintln(stderr, "scripts/test: reading go test's output:", err)
-		_, _ = io.Copy(os.Stdout, out) // let go test finish
+		_, _ = io.Copy(stderr, out) // let go test finish; its rest shows, in this module's block
 	}
 	if err := cmd.Wait(); err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {

@@ -235,8 +235,18 @@ function moved(ctx, a) {
   return text;
 }
 
-// givenUpList reads the whole given-up list, for the numbers of a question.
-const givenUpList = (ctx) => api.get(ctx.base + '/failures', {top: 1000});
+// givenUpList reads the given-up list, up to listTop entries, for the
+// numbers of a question.
+const listTop = 1000;
+const givenUpList = (ctx) => api.get(ctx.base + '/failures', {top: listTop});
+
+// redrivable says whether a redrive would move the given-up entry x: not
+// redriven already, and its event kept.
+export const redrivable = (x) => !x.redrivenTime && x.event !== undefined && x.event !== null;
+
+// howMany is n for a question, "at least n" when the list read came back
+// full (more may be kept than it holds).
+const howMany = (a, n, word) => ((a?.value || []).length >= listTop ? 'at least ' : '') + f.plural(n, word);
 
 // redriveTools is the given-up list's toolbar: redrive all of it, or what
 // was given up since a time. update(answer) reads the list as last shown.
@@ -250,14 +260,15 @@ export function redriveTools(ctx) {
     label: 'redrive',
     question: async () => {
       const a = await givenUpList(ctx);
-      const n = (a?.value || []).length;
-      if (!n) return 'Nothing to redrive: the given-up list is empty.';
-      const gone = (a.total ?? n) - n;
+      const list = a?.value || [];
+      const n = list.filter(redrivable).length;
+      if (!n) return list.length ? 'Nothing to redrive: every event listed was redriven already, or was too large to keep.' : 'Nothing to redrive: the given-up list is empty.';
+      const gone = list.length < listTop ? (a.total ?? list.length) - list.length : 0;
       return {
-        title: `Redrive ${f.plural(n, 'given-up event')}?`,
+        title: `Redrive ${howMany(a, n, 'given-up event')}?`,
         lines: [redriveWords(ctx, n),
           gone > 0 ? `${f.plural(gone, 'event')} given up on earlier ${gone === 1 ? 'is' : 'are'} no longer kept, and cannot be redriven.` : ''],
-        ok: `Redrive ${f.plural(n, 'event')}`,
+        ok: `Redrive ${howMany(a, n, 'event')}`,
       };
     },
     call: () => api.action(ctx.base, 'redrive', {}),
@@ -270,12 +281,12 @@ export function redriveTools(ctx) {
       const t = localTime(since.value);
       if (!t) return 'Choose the time first: events given up since then are redriven.';
       const a = await givenUpList(ctx);
-      const n = (a?.value || []).filter((x) => Date.parse(x.time) >= t.getTime()).length;
-      if (!n) return `Nothing to redrive: no event was given up since ${f.stamp(t)}.`;
+      const n = (a?.value || []).filter((x) => redrivable(x) && Date.parse(x.time) >= t.getTime()).length;
+      if (!n) return `Nothing to redrive: no event given up since ${f.stamp(t)} waits to be redriven.`;
       return {
-        title: `Redrive ${f.plural(n, 'event')} given up since ${f.stamp(t)}?`,
+        title: `Redrive ${howMany(a, n, 'event')} given up since ${f.stamp(t)}?`,
         lines: [redriveWords(ctx, n)],
-        ok: `Redrive ${f.plural(n, 'event')}`,
+        ok: `Redrive ${howMany(a, n, 'event')}`,
       };
     },
     call: () => api.action(ctx.base, 'redrive', {givenUpSince: localTime(since.value).toISOString()}),
@@ -291,8 +302,9 @@ export function redriveTools(ctx) {
     out,
     update(a) {
       const list = a?.value || [];
-      buttons.hidden = !list.length;
-      all.textContent = `Redrive all (${f.num(list.length)})`;
+      const n = list.filter(redrivable).length;
+      buttons.hidden = !n;
+      all.textContent = `Redrive all (${f.num(n)})`;
       if (!since.value && list.length) {
         // The oldest listed, to the second: the whole list, to start from.
         since.value = inputTime(new Date(Math.min(...list.map((x) => Date.parse(x.time) || Date.now()))));
@@ -302,11 +314,23 @@ export function redriveTools(ctx) {
 }
 
 // redriveOne is a given-up row's own button; its answer goes to out, the
-// list's result line, which outlives the row.
+// list's result line, which outlives the row. The rows are made again on
+// every refresh: ctx.redriving keeps the ids whose redrive is under way, so
+// that the new row's button stays disabled until it ends.
 export function redriveOne(ctx, item, out) {
+  ctx.redriving ??= new Set();
   const btn = h('button', {type: 'button', class: 'btn small-btn', text: 'Redrive', 'data-action': 'redrive-one',
     title: 'Put this event back on the subscription'});
-  btn.addEventListener('click', () => run(ctx, btn, out, {
+  btn.disabled = ctx.redriving.has(item.eventId);
+  btn.addEventListener('click', async () => {
+    ctx.redriving.add(item.eventId);
+    try {
+      await redriveIt();
+    } finally {
+      ctx.redriving.delete(item.eventId);
+    }
+  });
+  const redriveIt = () => run(ctx, btn, out, {
     label: 'redrive',
     question: async () => ({
       title: `Redrive event ${item.eventId}?`,
@@ -315,7 +339,7 @@ export function redriveOne(ctx, item, out) {
     }),
     call: () => api.action(ctx.base, 'redrive', {ids: [item.eventId]}),
     answer: (a) => moved(ctx, a),
-  }));
+  });
   return btn;
 }
 

@@ -95,7 +95,13 @@ function chart(history, legendItems, draw, cls = '') {
     h('div', {class: 'plot'}, h('div', {class: 'scale'}, topLabel, h('span', {text: '0'})), area),
     h('div', {class: 'axis'}, h('span', {text: Math.round((history.n * history.intervalSeconds) / 60) + ' min ago'}), h('span', {text: 'now'})));
   let drawn = '';
+  let ro = null;
   const render = () => {
+    if (ro && !area.isConnected) {
+      // The view made a new chart in its place: this one is done.
+      ro.disconnect();
+      return;
+    }
     const w = Math.floor(area.clientWidth);
     const ht = Math.floor(area.clientHeight);
     if (!w || !ht || drawn === w + 'x' + ht) return;
@@ -104,8 +110,10 @@ function chart(history, legendItems, draw, cls = '') {
     topLabel.textContent = out.top;
     area.replaceChildren(s('svg', {class: 'chart-svg', viewBox: `0 0 ${w} ${ht}`, width: w, height: ht, role: 'img'}, out.nodes));
   };
-  if (typeof ResizeObserver === 'function') new ResizeObserver(render).observe(area);
-  fig.render = render;
+  if (typeof ResizeObserver === 'function') {
+    ro = new ResizeObserver(render);
+    ro.observe(area);
+  }
   return fig;
 }
 
@@ -127,13 +135,11 @@ export function bars(history, series, noun = 'event') {
     const nodes = [];
     bs.forEach((r, i) => {
       let base = ht;
-      const parts = [];
       for (const x of series) {
         const v = sum(x.values, r);
         if (!v) continue;
         const hgt = Math.max(MIN_SEGMENT, (Math.min(v, top) / top) * ht);
         base -= hgt;
-        parts.push(num(v) + ' ' + x.name.toLowerCase());
         nodes.push(s('rect', {class: 'bar ' + x.cls, x: (i * bw + gap / 2).toFixed(1), y: Math.max(0, base).toFixed(1),
           width: Math.max(1, bw - gap).toFixed(1), height: hgt.toFixed(1)},
         s('title', {text: `${rangeText(history, r)}: ${num(v)} ${x.name.toLowerCase()}`})));

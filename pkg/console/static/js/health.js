@@ -35,13 +35,18 @@ export class Health {
       this.downSince = new Date();
       this.wasDown = true;
     }
-    if (was !== Boolean(this.downSince)) this.onChange(Boolean(this.downSince));
+    if (was === Boolean(this.downSince)) return; // nothing to show anew
+    this.onChange(Boolean(this.downSince));
     this.render();
   }
 
-  // answer reads a GET's answer for totals that went back.
+  // answer reads a GET's answer for totals that went back. A list's
+  // answer also forgets the totals of its members that are gone: one
+  // deleted and created again over the API counts from 0, which is no
+  // restart.
   answer(path, value) {
     const items = Array.isArray(value) ? value : [value];
+    if (Array.isArray(value)) this.forgetGone(path, new Set(value.map((it) => it?.id)));
     for (const it of items) {
       const total = totalOf(it);
       if (total === undefined || !it.id) continue;
@@ -56,6 +61,15 @@ export class Health {
       }
       this.topics = names;
       this.wasDown = false;
+    }
+  }
+
+  // forgetGone drops the totals of the members of the list at path (ids
+  // that end with path, '/' and a name) that are not in ids.
+  forgetGone(path, ids) {
+    for (const id of this.totals.keys()) {
+      const at = id.lastIndexOf(path + '/');
+      if (at >= 0 && !id.slice(at + path.length + 1).includes('/') && !ids.has(id)) this.totals.delete(id);
     }
   }
 

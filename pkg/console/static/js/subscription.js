@@ -9,7 +9,7 @@ import * as f from './format.js';
 import {bars, latency, level, fromAPI} from './chart.js';
 import {Tail} from './tail.js';
 import {badge, chip, describe, eventSummary, expandable, tile, topicHref} from './widgets.js';
-import {subscriptionActions, redriveTools, redriveOne} from './actions.js';
+import {subscriptionActions, redriveTools, redriveOne, redrivable} from './actions.js';
 
 const PEEK = 50;
 
@@ -237,7 +237,8 @@ function failureList(a, sub, open, ctx) {
           h('span', {class: 'reason', text: item.reason || ''}),
           h('span', {class: 'subject', text: ev.subject}),
           h('span', {class: 'id', text: item.eventId || ''})],
-        meta: ['given up ' + f.ago(item.time), tries, item.lastStatusCode ? 'HTTP ' + item.lastStatusCode : '', item.lastError || ''].filter(Boolean).join(' · '),
+        meta: ['given up ' + f.ago(item.time), item.redrivenTime ? 'redriven ' + f.ago(item.redrivenTime) : '', tries,
+          item.lastStatusCode ? 'HTTP ' + item.lastStatusCode : '', item.lastError || ''].filter(Boolean).join(' · '),
         facts: [
           ['Given up', f.when(item.time)],
           ['Outcome', item.outcome + (item.reason ? ': ' + item.reason : '')],
@@ -246,10 +247,11 @@ function failureList(a, sub, open, ctx) {
           item.lastError ? ['Last error', h('span', {class: 'err-text', text: item.lastError})] : null,
           own ? ['Event time', f.stamp(own)] : null,
           item.eventBytes !== undefined ? ['Size', f.plural(item.eventBytes, 'byte')] : null,
+          item.redrivenTime ? ['Redriven', f.when(item.redrivenTime)] : null,
         ],
         value: item.event ?? {eventBytes: item.eventBytes, note: 'too large to keep'},
         open: open.has(key), onToggle: (o) => (o ? open.add(key) : open.delete(key)),
-        tools: item.eventId ? redriveOne(ctx, item, ctx.redriveOut) : null,
+        tools: item.eventId && redrivable(item) ? redriveOne(ctx, item, ctx.redriveOut) : null,
       });
     })),
   ];
